@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: GPL-2.0
+# ESA on Linux: `make` builds the BPF objects, skeletons and user tools into
+# build/.  `make V=1` shows the commands.  See README.md for the targets.
+
+OUTPUT	?= build
+CLANG	?= clang
+BPFTOOL	?= bpftool
+CC	?= gcc
+ARCH	:= $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+TRIPLET	:= $(shell $(CC) -dumpmachine)
+
+INCLUDES := -Iinclude -Iinclude/uapi -I$(OUTPUT)
+CFLAGS	?= -O2 -g
+CFLAGS	+= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+	   -D_GNU_SOURCE $(INCLUDES)
+BPF_CFLAGS := -O2 -g -Wall -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
+	   -I/usr/include/$(TRIPLET) $(INCLUDES)
+LDLIBS	:= -lbpf -lelf -lz -lpthread -lm
+
+ifeq ($(V),1)
+	Q =
+	msg =
+else
+	Q = @
+	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+BPF_OBJS := $(OUTPUT)/esa.bpf.o $(OUTPUT)/esa_bench.bpf.o $(OUTPUT)/esa_pass.bpf.o
+SKELS	 := $(OUTPUT)/esa.skel.h $(OUTPUT)/esa_bench.skel.h
+COMMON	 := $(OUTPUT)/common/loader.o $(OUTPUT)/common/util.o $(OUTPUT)/common/names.o
+HDRS	 := include/uapi/linux/esa.h include/esa_policy.h $(wildcard user/common/*.h)
+TOOLS	 := $(OUTPUT)/esactl
+TESTS	 := $(OUTPUT)/selftests/esa_golden $(OUTPUT)/selftests/esa_fuzz \
+	    $(OUTPUT)/selftests/esa_stress $(OUTPUT)/selftests/esa_send \
+	    $(OUTPUT)/selftests/esa_policy_test
+BENCH	 := $(OUTPUT)/esa_bench
+
+.PHONY: all clean test bench deps
+all: $(BPF_OBJS) $(SKELS) $(TOOLS) $(TESTS) $(BENCH)
+
+deps:
+	$(Q)scripts/deps.sh
+
+$(OUTPUT) $(OUTPUT)/common $(OUTPUT)/selftests:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(HDRS) | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(OUTPUT)/common/%.o: user/common/%.c $(HDRS) $(SKELS) | $(OUTPUT)/common
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/esactl: user/esactl/esactl.c $(COMMON) $(HDRS) | $(OUTPUT)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(COMMON) $(LDLIBS) -o $@
+
+$(OUTPUT)/esa_bench: selftests/esa/esa_bench.c selftests/esa/testlib.h $(COMMON) $(HDRS) | $(OUTPUT)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) -Iselftests/esa $< $(COMMON) $(LDLIBS) -o $@
+
+$(OUTPUT)/selftests/%: selftests/esa/%.c selftests/esa/testlib.h $(COMMON) $(HDRS) | $(OUTPUT)/selftests
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) -Iselftests/esa $< $(COMMON) $(LDLIBS) -o $@
+
+test: all
+	$(Q)selftests/run.sh
+
+bench: all
+	$(Q)$(OUTPUT)/esa_bench
+
+clean:
+	$(call msg,CLEAN,$(OUTPUT))
+	$(Q)rm -rf $(OUTPUT)

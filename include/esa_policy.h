@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The slot-allocation policy as pure functions: which slot a chunk maps to,
+ * and what a packet does to the slot it maps to.  Compiled unchanged into the
+ * XDP program (under the slot lock: no helper calls, no loops) and into user
+ * space (golden tests, the simulator), so both follow exactly one rule book.
+ */
+#ifndef _ESA_POLICY_H
+#define _ESA_POLICY_H
+
+#include <linux/types.h>
+#include <linux/esa.h>
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+/* murmur3's finaliser: spreads job ids over the pool. */
+static __always_inline __u32 esa_hash32(__u32 x)
+{
+	x ^= x >> 16;
+	x *= 0x85ebca6bU;
+	x ^= x >> 13;
+	x *= 0xc2b2ae35U;
+	x ^= x >> 16;
+	return x;
+}
+
+/*
+ * Slot of chunk (job, seq), or -1 when the job owns no switch memory.
+ * Shared pool (esa, atp): a job's consecutive chunks take consecutive slots
+ * from a per-job offset, so a job never collides with itself while its window
+ * fits the pool, and jobs start at independent places.
+ * Static regions (switchml): seq modulo the job's own region.
+ */
+static __always_inline __s64 esa_slot_index(__u8 policy, __u16 job, __u32 seq,
+					     __u32 pool, __u32 region_base,
+					     __u32 region_size)
+{
+	if (policy == ESA_POLICY_SWITCHML) {
+		if (!region_size || region_base >= pool ||
+		    region_size > pool - region_base)
+			return -1;
+		return region_base + seq % region_size;
+	}
+	if (!pool)
+		return -1;
+	return (__u32)(esa_hash32(job) + seq) % pool;
+}
+
+/* Who holds the slot, relative to the packet's key (job, gen, seq). */
+enum esa_owner {
+	ESA_OWN_NONE = 0,	/* slot free */
+	ESA_OWN_SELF,		/* slot busy or held with the packet's key */
+	ESA_OWN_LIVE,		/* another key of a live job generation */
+	ESA_OWN_DEAD,		/* another key whose job is gone or expired */
+};
+
+enum esa_action {
+	ESA_A_CLAIM = 0,	/* free slot: start the chunk with the packet */
+	ESA_A_RECLAIM,		/* dead owner or aged hold: discard, claim */
+	ESA_A_ADD,		/* add the packet, absorb it */
+	ESA_A_COMPLETE,		/* add, result to all workers and PS, free */
+	ESA_A_HOLD,		/* add, result to the PS only, hold for ack */
+	ESA_A_DUPLICATE,	/* rank already in: drop */
+	ESA_A_PREEMPT,		/* evict the owner's partial to its PS, claim */
+	ESA_A_AGE,		/* evict the owner's idle partial, claim */
+	ESA_A_COLLIDE,		/* packet to its PS unaggregated */
+	ESA_A_TOMB,		/* chunk left the switch: packet to its PS */
+	ESA_A_FLUSH,		/* resend: add if new, partial to PS, free */
+	ESA_A_RESEND,		/* resend of a chunk not in the slot: to PS */
+	__ESA_A_MAX,
+};
+
+/* Everything the decision depends on, computed under the slot lock. */
+struct esa_view {
+	__u8	policy;		/* enum esa_policy */
+	__u8	state;		/* enum esa_slot_state */
+	__u8	owner;		/* enum esa_owner */
+	__u8	tomb;		/* enum esa_tomb_kind of the packet's key */
+	__u8	slot_prio;
+	__u8	pkt_prio;
+	__u8	resend;		/* packet carries ESA_F_RESEND */
+	__u8	rank_in;	/* SELF: the packet's rank is already in */
+	__u8	completes;	/* SELF: adding the packet completes the sum */
+	__u8	stale;		/* LIVE: owner idle past the ageing limit */
+};
+
+static __always_inline enum esa_action esa_decide(const struct esa_view *v)
+{
+	if (v->owner == ESA_OWN_SELF) {
+		if (v->state == ESA_SLOT_HELD)
+			return v->resend ? ESA_A_RESEND : ESA_A_DUPLICATE;
+		if (v->rank_in)
+			return v->resend ? ESA_A_FLUSH : ESA_A_DUPLICATE;
+		if (v->completes)
+			return v->policy == ESA_POLICY_ATP ? ESA_A_HOLD :
+							     ESA_A_COMPLETE;
+		return v->resend ? ESA_A_FLUSH : ESA_A_ADD;
+	}
+	/* The chunk was here before and left: never restart it in the switch. */
+	if (v->tomb == ESA_TOMB_DONE)
+		return v->resend ? ESA_A_RESEND : ESA_A_DUPLICATE;
+	if (v->tomb == ESA_TOMB_PS)
+		return v->resend ? ESA_A_RESEND : ESA_A_TOMB;
+	/* A resend never starts a partial: the rest of the chunk is elsewhere. */
+	if (v->resend)
+		return ESA_A_RESEND;
+	if (v->owner == ESA_OWN_NONE)
+		return ESA_A_CLAIM;
+	if (v->owner == ESA_OWN_DEAD)
+		return ESA_A_RECLAIM;
+	/* A live owner holds another key. */
+	if (v->state == ESA_SLOT_HELD)
+		return v->stale ? ESA_A_RECLAIM : ESA_A_COLLIDE;
+	if (v->policy == ESA_POLICY_ESA && v->pkt_prio > v->slot_prio)
+		return ESA_A_PREEMPT;
+	if (v->stale)
+		return ESA_A_AGE;
+	return ESA_A_COLLIDE;
+}
+
+/* Bitmap of a job with n ranks. */
+static __always_inline __u64 esa_full_mask(__u32 n)
+{
+	return n >= 64 ? ~0ULL : (1ULL << n) - 1;
+}
+
+#endif /* _ESA_POLICY_H */
