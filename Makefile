@@ -38,6 +38,13 @@ BENCH	 := $(OUTPUT)/esa_bench
 .PHONY: all clean test bench deps
 all: $(BPF_OBJS) $(SKELS) $(TOOLS) $(TESTS) $(BENCH)
 
+# Subsystems (kernel module, simulator, ...) add their rules in mk/*.mk and
+# hook into `all` and `clean` through ALL_EXTRA and CLEAN_EXTRA.
+ALL_EXTRA :=
+CLEAN_EXTRA :=
+-include $(wildcard mk/*.mk)
+all: $(ALL_EXTRA)
+
 deps:
 	$(Q)scripts/deps.sh
 
@@ -74,6 +81,6 @@ test: all
 bench: all
 	$(Q)$(OUTPUT)/esa_bench
 
-clean:
+clean: $(CLEAN_EXTRA)
 	$(call msg,CLEAN,$(OUTPUT))
 	$(Q)rm -rf $(OUTPUT)
