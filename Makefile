@@ -9,7 +9,7 @@ CC	?= gcc
 ARCH	:= $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 TRIPLET	:= $(shell $(CC) -dumpmachine)
 
-INCLUDES := -Iinclude -Iinclude/uapi -I$(OUTPUT)
+INCLUDES := -Iinclude -Iinclude/uapi -Iuser/common -I$(OUTPUT)
 CFLAGS	?= -O2 -g
 CFLAGS	+= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	   -D_GNU_SOURCE $(INCLUDES)
@@ -59,7 +59,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-$(OUTPUT)/common/%.o: user/common/%.c $(HDRS) $(SKELS) | $(OUTPUT)/common
+$(OUTPUT)/common/%.o: user/common/%.c $(HDRS) $(OUTPUT)/esa.skel.h | $(OUTPUT)/common
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
@@ -71,9 +71,15 @@ $(OUTPUT)/esa_bench: selftests/esa/esa_bench.c selftests/esa/testlib.h $(COMMON)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) -Iselftests/esa $< $(COMMON) $(LDLIBS) -o $@
 
-$(OUTPUT)/selftests/%: selftests/esa/%.c selftests/esa/testlib.h $(COMMON) $(HDRS) | $(OUTPUT)/selftests
+# The kernel's kselftest harness, from Debian's linux-source package.
+KSFT	:= $(OUTPUT)/kselftest/kselftest_harness.h
+$(KSFT): scripts/kselftest-headers.sh
+	$(call msg,GET,$@)
+	$(Q)scripts/kselftest-headers.sh $(OUTPUT)/kselftest
+
+$(OUTPUT)/selftests/%: selftests/esa/%.c selftests/esa/testlib.h $(COMMON) $(HDRS) $(KSFT) | $(OUTPUT)/selftests
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) -Iselftests/esa $< $(COMMON) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -Wno-sign-compare -Iselftests/esa -I$(OUTPUT)/kselftest $< $(COMMON) $(LDLIBS) -o $@
 
 test: all
 	$(Q)selftests/run.sh

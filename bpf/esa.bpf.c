@@ -436,16 +436,17 @@ __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 gen,
 	void *data;
 	__u32 pk, n;
 	__be32 sw;
+	long rc;
 
 	if (esa_parse(ctx, &p))
 		return XDP_ABORTED;
 	if (!esa_job_ps(jid, &ps, &n))
 		return esa_drop(esa_ctr(jid), ESA_C_DROP_JOB);
 	if (ps_copy) {
-		pk = esa_fib(ctx, p.ip, p.udp, ps.ip, ps.port, &fib);
-		if (!pk)
-			pk = ESA_PORT_KEY(fib.ifindex, ESA_LANE_PS);
-		if (!pk || !bpf_map_lookup_elem(&esa_ports, &pk)) {
+		rc = esa_fib(ctx, p.ip, p.udp, ps.ip, ps.port, &fib);
+		pk = ESA_PORT_KEY(fib.ifindex, ESA_LANE_PS);
+		if (rc != BPF_FIB_LKUP_RET_SUCCESS ||
+		    !bpf_map_lookup_elem(&esa_ports, &pk)) {
 			p.h->type = ESA_T_PARTIAL;
 			p.h->reason = ESA_R_DELIVER;
 			return esa_to_ps(ctx, jid, jid);
@@ -457,6 +458,7 @@ __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 gen,
 	p.ip->ttl = 64;
 	p.udp->source = esa_cfg.port;
 	p.udp->check = 0;
+	esa_ip_csum(p.ip);	/* a valid frame even before egress */
 	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
 		return XDP_ABORTED;
 	data = (void *)(long)ctx->data;

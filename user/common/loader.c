@@ -1,0 +1,701 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Loading, pinning and driving the ESA XDP program through its maps.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "loader.h"
+#include "esa.skel.h"
+
+/* Fill err with a one-line reason and return rc. */
+static int esa_fail(char *err, size_t len, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+#define ERR(...)	esa_fail(err, len, -1, __VA_ARGS__)
+
+/* The kfunc variant is installed next to esactl or left in the build tree. */
+#ifndef ESA_LIBDIR
+#define ESA_LIBDIR "/usr/local/lib/esa"
+#endif
+
+const char *const esa_policy_names[__ESA_POLICY_MAX] = {
+	[ESA_POLICY_ESA]	= "esa",
+	[ESA_POLICY_ATP]	= "atp",
+	[ESA_POLICY_SWITCHML]	= "switchml",
+};
+
+int esa_policy_parse(const char *s)
+{
+	for (int i = 0; i < __ESA_POLICY_MAX; i++)
+		if (!strcmp(s, esa_policy_names[i]))
+			return i;
+	return -1;
+}
+
+void esa_opts_default(struct esa_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->port = ESA_DEFAULT_PORT;
+	o->nvals = ESA_DEFAULT_VALUES;
+	o->slots = 4096;
+	o->max_jobs = 256;
+	o->stale_ms = 100;
+	o->policy = ESA_POLICY_ESA;
+	o->kfunc = -1;
+}
+
+int esa_opts_check(const struct esa_opts *o, char *err, size_t len)
+{
+	if (!o->port)
+		return ERR("port must not be 0");
+	if (o->nvals < ESA_VALUES_ALIGN || o->nvals > ESA_MAX_VALUES ||
+	    o->nvals % ESA_VALUES_ALIGN)
+		return ERR("values must be a multiple of %d between %d and %d",
+			   ESA_VALUES_ALIGN, ESA_VALUES_ALIGN, ESA_MAX_VALUES);
+	if (o->slots < 1 || o->slots > (1u << 22))
+		return ERR("slots must be between 1 and %u", 1u << 22);
+	if (o->max_jobs < 1 || o->max_jobs > 65536)
+		return ERR("jobs must be between 1 and 65536");
+	if (o->policy >= __ESA_POLICY_MAX)
+		return ERR("unknown policy %u", o->policy);
+	return 0;
+}
+
+/* libbpf's messages go to stderr only when asked (esactl -v). */
+static int esa_verbose;
+static int esa_libbpf_print(enum libbpf_print_level l, const char *fmt,
+			    va_list ap)
+{
+	if (l == LIBBPF_DEBUG || !esa_verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+void esa_set_verbose(int v)
+{
+	esa_verbose = v;
+}
+
+static const char *esa_kfunc_object(void)
+{
+	static const char *const paths[] = {
+		"build/esa_kfunc.bpf.o", ESA_LIBDIR "/esa_kfunc.bpf.o",
+	};
+	const char *env = getenv("ESA_KFUNC_OBJECT");
+
+	if (env)
+		return env;
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (!access(paths[i], R_OK))
+			return paths[i];
+	return NULL;
+}
+
+int esa_kfunc_available(void)
+{
+	return !access("/sys/kernel/btf/esa", R_OK) && esa_kfunc_object();
+}
+
+/* esa_cfg is the only variable of .rodata; check it sits at offset 0, so
+ * that a pinned switch's configuration can be read without its BTF.
+ */
+static int esa_set_cfg(struct bpf_object *obj, const struct esa_cfg *cfg,
+		       char *err, size_t len)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	const struct btf_var_secinfo *v;
+	const struct btf_type *t;
+	struct bpf_map *m;
+	const void *cur;
+	size_t sz;
+	char *data;
+	int id, rc;
+
+	bpf_object__for_each_map(m, obj) {
+		const char *n = bpf_map__name(m);
+
+		if (bpf_map__is_internal(m) && strstr(n, ".rodata"))
+			break;
+	}
+	if (!m || !btf)
+		return ERR("BPF object has no .rodata or no BTF");
+	id = btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC);
+	if (id < 0)
+		return ERR("BPF object has no .rodata section in its BTF");
+	t = btf__type_by_id(btf, id);
+	v = btf_var_secinfos(t);
+	for (int i = 0; i < btf_vlen(t); i++, v++) {
+		const struct btf_type *var = btf__type_by_id(btf, v->type);
+
+		if (strcmp(btf__name_by_offset(btf, var->name_off), "esa_cfg"))
+			continue;
+		cur = bpf_map__initial_value(m, &sz);
+		if (v->offset || v->size != sizeof(*cfg) || !cur ||
+		    sz < sizeof(*cfg))
+			return ERR("esa_cfg must be the first variable of .rodata");
+		data = malloc(sz);
+		if (!data)
+			return ERR("out of memory");
+		memcpy(data, cur, sz);
+		memcpy(data, cfg, sizeof(*cfg));
+		rc = bpf_map__set_initial_value(m, data, sz);
+		free(data);
+		return rc ? ERR("cannot set the configuration: %s", strerror(-rc)) : 0;
+	}
+	return ERR("BPF object has no esa_cfg");
+}
+
+static int esa_map_fd(struct bpf_object *obj, const char *name)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
+
+	return m ? bpf_map__fd(m) : -1;
+}
+
+static int esa_prog_fd(struct bpf_object *obj, const char *name)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(obj, name);
+
+	return p ? bpf_program__fd(p) : -1;
+}
+
+static int esa_resize(struct bpf_object *obj, const char *name, __u32 entries)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
+
+	return m ? bpf_map__set_max_entries(m, entries) : -ENOENT;
+}
+
+static void esa_clear(struct esa *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->prog_fd = e->jobs_fd = e->slots_fd = e->acc_fd = -1;
+	e->counters_fd = e->learn_fd = e->dests_fd = e->ports_fd = -1;
+	e->cfg_fd = -1;
+	e->egress_fd[0] = e->egress_fd[1] = -1;
+	e->egress_test_fd[0] = e->egress_test_fd[1] = -1;
+}
+
+int esa_load(struct esa *e, const struct esa_opts *o, char *err, size_t len)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "esa");
+	struct esa_cfg cfg = {};
+	const char *path = o->object;
+	struct bpf_object *obj;
+	struct bpf_map *acc;
+	int kfunc = o->kfunc;
+	int rc;
+
+	esa_clear(e);
+	libbpf_set_print(esa_libbpf_print);
+	if (esa_opts_check(o, err, len))
+		return -1;
+	if (kfunc < 0)
+		kfunc = esa_kfunc_available();
+	if (kfunc && !path) {
+		if (access("/sys/kernel/btf/esa", R_OK))
+			return ERR("mode kfunc needs esa.ko loaded");
+		path = esa_kfunc_object();
+		if (!path)
+			return ERR("esa_kfunc.bpf.o not found (set ESA_KFUNC_OBJECT)");
+	}
+	if (path) {
+		obj = bpf_object__open_file(path, &oo);
+	} else {
+		size_t sz;
+		const void *elf = esa_bpf__elf_bytes(&sz);
+
+		obj = bpf_object__open_mem(elf, sz, &oo);
+	}
+	if (!obj)
+		return ERR("cannot open BPF object %s: %s", path ? path : "(built in)",
+			   strerror(errno));
+
+	cfg.port = htons(o->port);
+	cfg.nvals = o->nvals;
+	cfg.slots = o->slots;
+	cfg.max_jobs = o->max_jobs;
+	cfg.stale_ms = o->stale_ms;
+	cfg.addr = o->addr;
+	cfg.policy = o->policy;
+	cfg.kfunc = !!kfunc;
+	rc = esa_set_cfg(obj, &cfg, err, len);
+	if (!rc)
+		rc = esa_resize(obj, "esa_jobs", o->max_jobs) ||
+		     esa_resize(obj, "esa_slots", o->slots) ||
+		     esa_resize(obj, "esa_acc", o->slots) ||
+		     esa_resize(obj, "esa_counters", o->max_jobs + 1) ||
+		     esa_resize(obj, "esa_learn", o->max_jobs * ESA_MAX_WORKERS) ||
+		     esa_resize(obj, "esa_dests", o->max_jobs * ESA_MAX_WORKERS);
+	acc = bpf_object__find_map_by_name(obj, "esa_acc");
+	if (!rc && (!acc || bpf_map__set_value_size(acc, o->nvals * sizeof(__u64))))
+		rc = ERR("cannot size the accumulator map");
+	if (rc) {
+		if (!err[0])
+			snprintf(err, len, "BPF object does not have the expected maps");
+		bpf_object__close(obj);
+		return -1;
+	}
+	if (bpf_object__load(obj)) {
+		rc = errno;
+		bpf_object__close(obj);
+		return ERR("loading the XDP program failed: %s%s", strerror(rc),
+			   esa_verbose ? "" : " (esactl -v shows the verifier's log)");
+	}
+	e->obj = obj;
+	e->cfg = cfg;
+	e->ncpus = libbpf_num_possible_cpus();
+	e->prog_fd = esa_prog_fd(obj, "esa_xdp");
+	e->egress_fd[ESA_LANE_WORKER] = esa_prog_fd(obj, "esa_egress_worker");
+	e->egress_fd[ESA_LANE_PS] = esa_prog_fd(obj, "esa_egress_ps");
+	e->egress_test_fd[ESA_LANE_WORKER] = esa_prog_fd(obj, "esa_egress_worker_test");
+	e->egress_test_fd[ESA_LANE_PS] = esa_prog_fd(obj, "esa_egress_ps_test");
+	e->jobs_fd = esa_map_fd(obj, "esa_jobs");
+	e->slots_fd = esa_map_fd(obj, "esa_slots");
+	e->acc_fd = esa_map_fd(obj, "esa_acc");
+	e->counters_fd = esa_map_fd(obj, "esa_counters");
+	e->learn_fd = esa_map_fd(obj, "esa_learn");
+	e->dests_fd = esa_map_fd(obj, "esa_dests");
+	e->ports_fd = esa_map_fd(obj, "esa_ports");
+	{
+		struct bpf_map *m;
+
+		bpf_object__for_each_map(m, obj)
+			if (bpf_map__is_internal(m) && strstr(bpf_map__name(m), ".rodata"))
+				e->cfg_fd = bpf_map__fd(m);
+	}
+	return 0;
+}
+
+/* Pin names: what a user sees in /sys/fs/bpf/esa/ and passes to ip(8). */
+static const struct {
+	const char *pin, *name;
+	int prog;
+} esa_pins[] = {
+	{ "xdp",		"esa_xdp",		1 },
+	{ "egress_worker",	"esa_egress_worker",	1 },
+	{ "egress_ps",		"esa_egress_ps",	1 },
+	{ "jobs",		"esa_jobs",		0 },
+	{ "slots",		"esa_slots",		0 },
+	{ "acc",		"esa_acc",		0 },
+	{ "counters",		"esa_counters",		0 },
+	{ "learn",		"esa_learn",		0 },
+	{ "dests",		"esa_dests",		0 },
+	{ "ports",		"esa_ports",		0 },
+	{ "config",		NULL,			0 },
+};
+
+#define ESA_NPINS	(sizeof(esa_pins) / sizeof(esa_pins[0]))
+
+static int esa_pin_fd(int i, const struct esa *e)
+{
+	const char *n = esa_pins[i].name;
+
+	if (!n)
+		return e->cfg_fd;
+	if (esa_pins[i].prog)
+		return esa_prog_fd(e->obj, n);
+	return esa_map_fd(e->obj, n);
+}
+
+int esa_pin(struct esa *e, const char *dir, char *err, size_t len)
+{
+	char path[512];
+
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return ERR("cannot create %s: %s", dir, strerror(errno));
+	for (size_t i = 0; i < ESA_NPINS; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, esa_pins[i].pin);
+		if (bpf_obj_pin(esa_pin_fd(i, e), path)) {
+			int rc = errno;
+
+			esa_unpin(dir);
+			return ERR("cannot pin %s: %s", path, strerror(rc));
+		}
+	}
+	return 0;
+}
+
+int esa_unpin(const char *dir)
+{
+	char path[512];
+	int n = 0;
+
+	for (size_t i = 0; i < ESA_NPINS; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, esa_pins[i].pin);
+		n += !unlink(path);
+	}
+	rmdir(dir);
+	return n;
+}
+
+int esa_open_pinned(struct esa *e, const char *dir, char *err, size_t len)
+{
+	int *fds[] = {
+		&e->prog_fd, &e->egress_fd[ESA_LANE_WORKER], &e->egress_fd[ESA_LANE_PS],
+		&e->jobs_fd, &e->slots_fd, &e->acc_fd, &e->counters_fd,
+		&e->learn_fd, &e->dests_fd, &e->ports_fd, &e->cfg_fd,
+	};
+	char path[512], *buf;
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info), zero = 0;
+
+	esa_clear(e);
+	libbpf_set_print(esa_libbpf_print);
+	for (size_t i = 0; i < ESA_NPINS; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, esa_pins[i].pin);
+		*fds[i] = bpf_obj_get(path);
+		if (*fds[i] < 0) {
+			int rc = errno;
+
+			esa_close(e);
+			if (rc == ENOENT)
+				return ERR("no ESA program is loaded (%s missing): run 'esactl prog load'",
+					   path);
+			return ERR("cannot open %s: %s", path, strerror(rc));
+		}
+	}
+	if (bpf_obj_get_info_by_fd(e->cfg_fd, &info, &ilen) ||
+	    info.value_size < sizeof(e->cfg) || !(buf = calloc(1, info.value_size))) {
+		esa_close(e);
+		return ERR("cannot read the pinned configuration");
+	}
+	if (bpf_map_lookup_elem(e->cfg_fd, &zero, buf)) {
+		free(buf);
+		esa_close(e);
+		return ERR("cannot read the pinned configuration: %s", strerror(errno));
+	}
+	memcpy(&e->cfg, buf, sizeof(e->cfg));
+	free(buf);
+	e->ncpus = libbpf_num_possible_cpus();
+	return 0;
+}
+
+void esa_close(struct esa *e)
+{
+	if (e->obj) {
+		bpf_object__close(e->obj);
+	} else {
+		int fds[] = {
+			e->prog_fd, e->egress_fd[0], e->egress_fd[1], e->jobs_fd,
+			e->slots_fd, e->acc_fd, e->counters_fd, e->learn_fd,
+			e->dests_fd, e->ports_fd, e->cfg_fd,
+		};
+
+		for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	}
+	esa_clear(e);
+}
+
+/* ------------------------------------------------------------------ */
+/* Jobs                                                                */
+/* ------------------------------------------------------------------ */
+
+__u64 esa_now_ns(void)
+{
+	struct timespec ts;
+
+	/* The data path stamps with bpf_ktime_get_coarse_ns(): same clock. */
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int esa_job_expired(const struct esa_job *j)
+{
+	return j->state == ESA_JOB_ACTIVE && j->lease_ms &&
+	       (__s64)(esa_now_ns() - j->last_active_ns) >
+	       (__s64)j->lease_ms * 1000000;
+}
+
+int esa_job_check(const struct esa_cfg *cfg, __u32 id, const struct esa_job *j,
+		  char *err, size_t len)
+{
+	char a[INET_ADDRSTRLEN];
+
+	if (id >= cfg->max_jobs)
+		return ERR("job id %u out of range (0..%u)", id, cfg->max_jobs - 1);
+	if (j->nworkers < 1 || j->nworkers > ESA_MAX_WORKERS)
+		return ERR("a job has 1 to %d workers, not %u", ESA_MAX_WORKERS,
+			   j->nworkers);
+	if (!j->ps.ip || !j->ps.port)
+		return ERR("the PS needs an address and a port");
+	for (int r = 0; r < j->nworkers; r++) {
+		const struct esa_addr *x = &j->rank[r];
+
+		if (!x->ip)
+			return ERR("rank %d has no address", r);
+		for (int q = 0; q < r; q++) {
+			const struct esa_addr *y = &j->rank[q];
+
+			if (x->ip == y->ip && (!x->port || !y->port || x->port == y->port))
+				return ERR("ranks %d and %d share address %s:%u", q, r,
+					   inet_ntop(AF_INET, &x->ip, a, sizeof(a)),
+					   ntohs(x->port));
+		}
+	}
+	if (cfg->policy == ESA_POLICY_SWITCHML) {
+		if (!j->region_size)
+			return ERR("policy switchml needs a region (region BASE SIZE)");
+		if (j->region_base >= cfg->slots ||
+		    j->region_size > cfg->slots - j->region_base)
+			return ERR("region %u+%u exceeds the pool of %u slots",
+				   j->region_base, j->region_size, cfg->slots);
+	} else if (j->region_size || j->region_base) {
+		return ERR("regions are for policy switchml only (this switch runs %s)",
+			   esa_policy_names[cfg->policy]);
+	}
+	return 0;
+}
+
+int esa_job_read(struct esa *e, __u32 id, struct esa_job *j)
+{
+	return bpf_map_lookup_elem(e->jobs_fd, &id, j) ? -errno : 0;
+}
+
+int esa_job_add(struct esa *e, __u32 id, struct esa_job *j, char *err,
+		size_t len)
+{
+	struct esa_job old, o;
+	int rc;
+
+	if (esa_job_check(&e->cfg, id, j, err, len))
+		return -EINVAL;
+	rc = esa_job_read(e, id, &old);
+	if (rc)
+		return esa_fail(err, len, rc, "cannot read job %u: %s", id,
+				strerror(-rc));
+	if (old.state == ESA_JOB_ACTIVE)
+		return esa_fail(err, len, -EEXIST, "job %u exists", id);
+	if (e->cfg.policy == ESA_POLICY_SWITCHML) {
+		for (__u32 k = 0; k < e->cfg.max_jobs; k++) {
+			if (k == id || esa_job_read(e, k, &o) || o.state != ESA_JOB_ACTIVE)
+				continue;
+			if (j->region_base < o.region_base + o.region_size &&
+			    o.region_base < j->region_base + j->region_size)
+				return esa_fail(err, len, -EBUSY,
+						"region %u+%u overlaps job %u's region %u+%u",
+						j->region_base, j->region_size, k,
+						o.region_base, o.region_size);
+		}
+	}
+	/*
+	 * The data path reads the entry while we write it: write it inactive
+	 * first, then flip only the state, so a packet never sees a half
+	 * written active job.  A new generation frees whatever slots an
+	 * earlier job with this id still held.
+	 */
+	j->gen = old.gen + 1;
+	j->last_active_ns = esa_now_ns();
+	j->state = ESA_JOB_DELETED;
+	for (int pass = 0; pass < 2; pass++) {
+		if (bpf_map_update_elem(e->jobs_fd, &id, j, BPF_ANY)) {
+			rc = -errno;
+			return esa_fail(err, len, rc, "cannot write job %u: %s",
+					id, strerror(-rc));
+		}
+		j->state = ESA_JOB_ACTIVE;
+	}
+	return 0;
+}
+
+int esa_job_set_prio(struct esa *e, __u32 id, __u8 max_prio)
+{
+	struct esa_job j;
+
+	if (id >= e->cfg.max_jobs)
+		return -ERANGE;
+	if (esa_job_read(e, id, &j))
+		return -errno;
+	if (j.state != ESA_JOB_ACTIVE)
+		return -ENOENT;
+	j.max_prio = max_prio;
+	return bpf_map_update_elem(e->jobs_fd, &id, &j, BPF_ANY) ? -errno : 0;
+}
+
+int esa_job_del(struct esa *e, __u32 id)
+{
+	struct esa_job j;
+
+	if (id >= e->cfg.max_jobs)
+		return -ERANGE;
+	if (esa_job_read(e, id, &j))
+		return -errno;
+	if (j.state != ESA_JOB_ACTIVE)
+		return -ENOENT;
+	j.state = ESA_JOB_DELETED;
+	j.gen++;
+	return bpf_map_update_elem(e->jobs_fd, &id, &j, BPF_ANY) ? -errno : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Counters                                                            */
+/* ------------------------------------------------------------------ */
+
+int esa_counters_read(struct esa *e, __u32 row, struct esa_counters *c)
+{
+	struct esa_counters *pc = calloc(e->ncpus, sizeof(*pc));
+	int rc = 0;
+
+	if (!pc)
+		return -ENOMEM;
+	memset(c, 0, sizeof(*c));
+	if (bpf_map_lookup_elem(e->counters_fd, &row, pc)) {
+		rc = -errno;
+	} else {
+		for (int cpu = 0; cpu < e->ncpus; cpu++)
+			for (int i = 0; i < __ESA_C_MAX; i++)
+				c->c[i] += pc[cpu].c[i];
+	}
+	free(pc);
+	return rc;
+}
+
+int esa_counters_sum(struct esa *e, struct esa_counters *c)
+{
+	struct esa_counters r;
+
+	memset(c, 0, sizeof(*c));
+	for (__u32 row = 0; row <= e->cfg.max_jobs; row++) {
+		if (esa_counters_read(e, row, &r))
+			return -errno;
+		for (int i = 0; i < __ESA_C_MAX; i++)
+			c->c[i] += r.c[i];
+	}
+	return 0;
+}
+
+int esa_counters_reset(struct esa *e)
+{
+	struct esa_counters *z = calloc(e->ncpus, sizeof(*z));
+	int rc = 0;
+
+	if (!z)
+		return -ENOMEM;
+	for (__u32 row = 0; row <= e->cfg.max_jobs && !rc; row++)
+		if (bpf_map_update_elem(e->counters_fd, &row, z, BPF_ANY))
+			rc = -errno;
+	free(z);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Ports                                                               */
+/* ------------------------------------------------------------------ */
+
+static __u32 esa_prog_id(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+int esa_port_registered(struct esa *e, int ifindex)
+{
+	struct bpf_devmap_val v;
+	__u32 k = ESA_PORT_KEY(ifindex, ESA_LANE_WORKER);
+
+	return !bpf_map_lookup_elem(e->ports_fd, &k, &v);
+}
+
+int esa_port_attach(struct esa *e, int ifindex, int generic, char *err,
+		    size_t len)
+{
+	__u32 flags = XDP_FLAGS_UPDATE_IF_NOEXIST |
+		      (generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
+	char name[IF_NAMESIZE] = "?";
+	__u32 id = 0, ours = esa_prog_id(e->prog_fd);
+	int rc;
+
+	if_indextoname(ifindex, name);
+	if (!bpf_xdp_query_id(ifindex, generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE, &id) &&
+	    id && id != ours)
+		return ERR("%s already runs XDP program %u: detach it first", name, id);
+	if (id != ours) {
+		rc = bpf_xdp_attach(ifindex, e->prog_fd, flags, NULL);
+		if (rc)
+			return ERR("cannot attach to %s in %s mode: %s%s", name,
+				   generic ? "generic" : "native", strerror(-rc),
+				   generic ? "" : " (try 'mode generic')");
+	}
+	for (int lane = 0; lane < 2; lane++) {
+		struct bpf_devmap_val v = {
+			.ifindex = ifindex,
+			.bpf_prog.fd = e->egress_fd[lane],
+		};
+		__u32 k = ESA_PORT_KEY(ifindex, lane);
+
+		if (bpf_map_update_elem(e->ports_fd, &k, &v, BPF_ANY)) {
+			rc = errno;
+			esa_port_detach(e, ifindex, err, len);
+			return ERR("cannot register %s for results: %s", name,
+				   strerror(rc));
+		}
+	}
+	return 0;
+}
+
+int esa_port_detach(struct esa *e, int ifindex, char *err, size_t len)
+{
+	__u32 ours = esa_prog_id(e->prog_fd), id;
+	char name[IF_NAMESIZE] = "?";
+	int found = 0;
+
+	if_indextoname(ifindex, name);
+	for (int lane = 0; lane < 2; lane++) {
+		__u32 k = ESA_PORT_KEY(ifindex, lane);
+
+		found += !bpf_map_delete_elem(e->ports_fd, &k);
+	}
+	for (int m = 0; m < 2; m++) {
+		__u32 mode = m ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
+
+		if (bpf_xdp_query_id(ifindex, mode, &id) || id != ours || !id)
+			continue;
+		if (bpf_xdp_detach(ifindex, mode, NULL))
+			return ERR("cannot detach from %s: %s", name, strerror(errno));
+		found++;
+	}
+	if (!found)
+		return ERR("ESA is not attached to %s", name);
+	return 0;
+}
+
+int esa_port_each(struct esa *e, int (*fn)(int ifindex, void *arg), void *arg)
+{
+	__u32 key, next, *prev = NULL;
+	int rc;
+
+	while (!bpf_map_get_next_key(e->ports_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (key % 2 != ESA_LANE_WORKER)
+			continue;
+		rc = fn(key / 2, arg);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}

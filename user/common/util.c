@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "util.h"
+
+int parse_u32(const char *s, __u32 max, __u32 *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -EINVAL;
+	if (v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int parse_addr(const char *s, struct esa_addr *a, bool need_port)
+{
+	char buf[64], *colon;
+	__u32 port = 0;
+
+	if (!s || strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	colon = strchr(buf, ':');
+	if (colon) {
+		*colon = 0;
+		if (parse_u32(colon + 1, 65535, &port) || !port)
+			return -EINVAL;
+	} else if (need_port) {
+		return -EINVAL;
+	}
+	memset(a, 0, sizeof(*a));
+	if (inet_pton(AF_INET, buf, &a->ip) != 1 || !a->ip)
+		return -EINVAL;
+	a->port = htons(port);
+	return 0;
+}
+
+const char *fmt_addr(const struct esa_addr *a, char *buf)
+{
+	char ip[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &a->ip, ip, sizeof(ip));
+	if (a->port)
+		sprintf(buf, "%s:%u", ip, ntohs(a->port));
+	else
+		sprintf(buf, "%s", ip);
+	return buf;
+}
+
+bool matches(const char *w, const char *k)
+{
+	size_t n = strlen(w);
+
+	return n && n <= strlen(k) && !strncmp(w, k, n);
+}
+
+/* ------------------------------------------------------------------ */
+
+static struct {
+	bool json, pretty;
+	int depth;
+	bool first[32];		/* no comma needed before the next item */
+} o;
+
+void out_init(bool json, bool pretty)
+{
+	o.json = json;
+	o.pretty = pretty;
+	o.depth = 0;
+	o.first[0] = true;
+}
+
+bool out_is_json(void)
+{
+	return o.json;
+}
+
+static void out_indent(void)
+{
+	if (o.pretty) {
+		putchar('\n');
+		for (int i = 0; i < o.depth; i++)
+			fputs("  ", stdout);
+	}
+}
+
+static void out_json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+/* Comma, indentation and key of the next JSON item. */
+static void out_key(const char *key)
+{
+	if (!o.first[o.depth])
+		putchar(',');
+	o.first[o.depth] = false;
+	if (o.depth)
+		out_indent();
+	if (key && o.depth) {
+		out_json_str(key);
+		fputs(o.pretty ? ": " : ":", stdout);
+	}
+}
+
+static void out_open(const char *key, char c)
+{
+	if (!o.json)
+		return;
+	out_key(key);
+	putchar(c);
+	if (o.depth < 31)
+		o.depth++;
+	o.first[o.depth] = true;
+}
+
+static void out_close(char c)
+{
+	if (!o.json)
+		return;
+	bool empty = o.first[o.depth];
+
+	if (o.depth)
+		o.depth--;
+	if (!empty)
+		out_indent();
+	putchar(c);
+	if (!o.depth)
+		putchar('\n');
+}
+
+void out_obj_open(const char *key) { out_open(key, '{'); }
+void out_obj_close(void) { out_close('}'); }
+void out_arr_open(const char *key) { out_open(key, '['); }
+void out_arr_close(void) { out_close(']'); }
+
+void out_finish(void)
+{
+	fflush(stdout);
+}
+
+void out_str(const char *key, const char *fmt, const char *v)
+{
+	if (o.json) {
+		out_key(key);
+		out_json_str(v);
+	} else if (fmt) {
+		printf(fmt, v);
+	}
+}
+
+void out_u64(const char *key, const char *fmt, unsigned long long v)
+{
+	if (o.json) {
+		out_key(key);
+		printf("%llu", v);
+	} else if (fmt) {
+		printf(fmt, v);
+	}
+}
+
+void out_s64(const char *key, const char *fmt, long long v)
+{
+	if (o.json) {
+		out_key(key);
+		printf("%lld", v);
+	} else if (fmt) {
+		printf(fmt, v);
+	}
+}
+
+void out_bool(const char *key, const char *fmt, bool v)
+{
+	if (o.json) {
+		out_key(key);
+		fputs(v ? "true" : "false", stdout);
+	} else if (fmt) {
+		printf(fmt, v ? "yes" : "no");
+	}
+}
+
+void out_text(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (o.json)
+		return;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+}
