@@ -1,0 +1,1138 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * esa_sim: run one seeded workload under the esa, atp and switchml
+ * allocation policies and compare job completion times, or sweep pool size,
+ * load, number of jobs and priority policy into CSV for plotting.
+ * See docs/simulator.md.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <time.h>
+#include <sys/stat.h>
+#include "sim.h"
+
+#define NPOL	__ESA_POLICY_MAX
+#define MAXLIST	32
+
+static const char *preset_name = "datacenter";
+
+static void usage(FILE *f)
+{
+	struct sim_params d;
+
+	sim_defaults(&d);
+	fprintf(f,
+"usage: esa_sim [options]\n"
+"Discrete-event simulator of in-network aggregation with the data plane's own\n"
+"slot policy (esa_policy.h).  Runs the same seeded workload under each\n"
+"allocation policy and compares job completion times (JCT).\n"
+"\n"
+"General:\n"
+"  --preset NAME         datacenter (default) or testbed; applied before the\n"
+"                        other options whatever their order\n"
+"  --policy LIST         policies to run: esa,atp,switchml (default all)\n"
+"  --prio NAME           packet priority: static, las, srsf, flat [%s]\n"
+"  --seed N              workload seed [%llu]\n"
+"  --reps N              repeat with seeds seed..seed+N-1, pool the JCTs [1]\n"
+"  --csv                 one CSV line per policy instead of the table\n"
+"  --jct-csv FILE        per-job JCTs of every policy (CSV)\n"
+"  --ts-csv FILE         slot utilisation time series (CSV)\n"
+"  --list-jobs           print the workload and exit\n"
+"  -v, --verbose         every counter of every policy (last repetition)\n"
+"  -q, --quiet           only the summary line\n"
+"  -h, --help            this text\n"
+"Switch:\n"
+"  --pool N              aggregator slots [%u]\n"
+"  --nvals N             int32 values per packet and slot [%u]\n"
+"  --switch-mpps X       switch service rate, Mpps; 0 = line rate [%g]\n"
+"  --stale-ms X          age out partials idle this long; 0 = never [%g]\n"
+"  --switchml-regions N  switchml: the pool's fixed equal regions; a job takes\n"
+"                        a free one at arrival or when one frees up;\n"
+"                        0 = max(ceil(load), pool / window) [%u]\n"
+"Hosts and links:\n"
+"  --link-gbps X         worker link rate [%g]\n"
+"  --ps-link-gbps X      PS link rate [%g]\n"
+"  --prop-us X           one-way host-switch latency [%g]\n"
+"  --ps-mpps X           PS processing rate, Mpps [%g]\n"
+"  --ps-copy-cost X      PS cost of a result copy or hold, packets [%g]\n"
+"  --ps-hosts N          PS hosts shared by all jobs; 0 = one per job [%u]\n"
+"  --worker-mpps X       worker send rate, Mpps; 0 = link rate [%g]\n"
+"  --window N            outstanding chunks per worker [%u]\n"
+"  --timeout-us X        first resend timeout [%g]\n"
+"  --timeout-max-us X    cap of the doubling resend timeout [%g]\n"
+"  --loss X              loss probability per worker-link traversal [%g]\n"
+"  --loss-ps             apply --loss to PS links too\n"
+"Workload:\n"
+"  --jobs N              jobs [%u]\n"
+"  --load X              offered concurrency: arrival rate = X / mean JCT\n"
+"                        of a job alone [%g]\n"
+"  --rate X              arrival rate in jobs/s (overrides --load)\n"
+"  --workers LIST        workers per job, drawn uniformly [2,4,8]\n"
+"  --iters MIN-MAX       iterations per job [%u-%u]\n"
+"  --models LIST         resnet50,vgg16,bert-base (default all)\n"
+"  --scale X             gradient size multiplier [%g]\n"
+"  --compute-scale X     compute time multiplier on top of --scale [%g]\n"
+"  --straggle X          mean extra compute per worker-iteration [%g]\n"
+"  --ts-bin-us X         time series bin; 0 = auto\n"
+"  --max-sim-s X         give up after this much simulated time [%g]\n"
+"Sweep:\n"
+"  --sweep               a pool x load grid, then one factor at a time (jobs,\n"
+"                        prio, window, latency) around the options given\n"
+"  --out DIR             where the sweep writes its files [build/sim]\n"
+"  --sweep-pool LIST     grid pool sizes [256,512,1024,2048,4096,16384]\n"
+"  --sweep-load LIST     grid loads [8,16,32,64,128]\n"
+"  --sweep-jobs LIST     numbers of jobs [25,50,100,200]\n"
+"  --sweep-prio LIST     priority policies [static,las,srsf,flat]\n"
+"  --sweep-window LIST   windows [32,64,128,256]\n"
+"  --sweep-prop LIST     one-way latencies, us [0.5,1,2,5]\n"
+"  (an empty LIST skips that dimension)\n"
+"\n"
+"The last line is always\n"
+"  jct: esa=<s> atp=<s> switchml=<s> speedup_vs_atp=<x> speedup_vs_switchml=<x>\n",
+		sim_prio_name(d.prio), (unsigned long long)d.seed, d.pool, d.nvals,
+		d.switch_mpps, d.stale_ms, d.swml_regions, d.link_gbps,
+		d.ps_link_gbps, d.prop_us, d.ps_mpps, d.ps_copy_cost, d.ps_hosts,
+		d.worker_mpps, d.window, d.timeout_us, d.timeout_max_us, d.loss,
+		d.njobs, d.load, d.iter_min, d.iter_max, d.scale, d.compute_scale,
+		d.straggle, d.max_sim_s);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int parse_list_d(const char *s, double *v, int max)
+{
+	char *end;
+	int n = 0;
+
+	while (*s && n < max) {
+		errno = 0;
+		v[n] = strtod(s, &end);
+		if (end == s || errno)
+			return -1;
+		n++;
+		s = end;
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return -1;
+	}
+	return *s ? -1 : n;
+}
+
+static int num(const char *opt, const char *s, double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(*v)) {
+		fprintf(stderr, "esa_sim: bad value for --%s: %s\n", opt, s);
+		return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Comparison                                                          */
+/* ------------------------------------------------------------------ */
+
+struct pol_agg {
+	int	ran;
+	int	unfinished;
+	double	*jct;		/* pooled over repetitions */
+	unsigned njct;
+	double	avg, p95;
+	double	sum_avg;	/* sum of per-rep averages */
+	double	util_agg, util_held, util_occ, util_useful;
+	double	ps_share, ps_load;
+	uint64_t preempt, aged, collide, resend, orphan, ps_overlap, events;
+	uint64_t data_rx;
+	double	wall;
+	struct sim_result last;	/* last repetition, for the time series */
+};
+
+struct cmp {
+	struct pol_agg p[NPOL];
+	unsigned reps;
+	double	sp_atp_min, sp_atp_max, sp_swml_min, sp_swml_max;
+	struct sim_workload wl;	/* last repetition's workload */
+	int	failed;
+};
+
+static void cmp_free(struct cmp *c)
+{
+	for (int i = 0; i < NPOL; i++) {
+		free(c->p[i].jct);
+		sim_result_free(&c->p[i].last);
+	}
+	sim_workload_free(&c->wl);
+	memset(c, 0, sizeof(*c));
+}
+
+static int run_compare(const struct sim_params *base, unsigned polmask,
+		       unsigned reps, struct cmp *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->reps = reps;
+	c->sp_atp_min = c->sp_swml_min = INFINITY;
+	c->sp_atp_max = c->sp_swml_max = -INFINITY;
+	for (unsigned r = 0; r < reps; r++) {
+		struct sim_params p = *base;
+		double avg[NPOL] = {};
+
+		p.seed = base->seed + r;
+		sim_workload_free(&c->wl);
+		if (sim_workload_gen(&p, &c->wl)) {
+			fprintf(stderr, "esa_sim: bad workload parameters\n");
+			return -1;
+		}
+		for (int pol = 0; pol < NPOL; pol++) {
+			struct pol_agg *a = &c->p[pol];
+			struct sim_result res;
+			double t0;
+			int rc;
+
+			if (!(polmask & (1u << pol)))
+				continue;
+			t0 = now_s();
+			rc = sim_run(&p, &c->wl, pol, &res);
+			if (rc < 0) {
+				fprintf(stderr, "esa_sim: %s: simulation failed\n",
+					sim_policy_name(pol));
+				return -1;
+			}
+			a->wall += now_s() - t0;
+			if (rc > 0) {
+				a->unfinished++;
+				c->failed = 1;
+			}
+			a->ran++;
+			double *nj = realloc(a->jct, (a->njct + res.njobs) * sizeof(double));
+
+			if (!nj)
+				return -1;
+			a->jct = nj;
+			memcpy(a->jct + a->njct, res.jct, res.njobs * sizeof(double));
+			a->njct += res.njobs;
+			avg[pol] = res.avg_jct;
+			a->sum_avg += res.avg_jct;
+			a->util_agg += res.util_agg / reps;
+			a->util_held += res.util_held / reps;
+			a->util_occ += res.util_occ / reps;
+			a->util_useful += res.util_useful / reps;
+			a->ps_share += (res.data_rx ? (double)res.sw_fallback / res.data_rx : 0) / reps;
+			a->ps_load += (res.data_rx ? (double)res.ps_rx / res.data_rx : 0) / reps;
+			a->preempt += res.c[ESA_C_PREEMPT_CAUSED];
+			a->aged += res.c[ESA_C_AGED];
+			a->collide += res.c[ESA_C_COLLISION];
+			a->resend += res.resends;
+			a->orphan += res.orphan_claims;
+			a->ps_overlap += res.ps_overlap;
+			a->events += res.events;
+			a->data_rx += res.data_rx;
+			sim_result_free(&a->last);
+			a->last = res;
+		}
+		if (avg[ESA_POLICY_ESA] > 0) {
+			double x;
+
+			if (avg[ESA_POLICY_ATP] > 0) {
+				x = avg[ESA_POLICY_ATP] / avg[ESA_POLICY_ESA];
+				c->sp_atp_min = fmin(c->sp_atp_min, x);
+				c->sp_atp_max = fmax(c->sp_atp_max, x);
+			}
+			if (avg[ESA_POLICY_SWITCHML] > 0) {
+				x = avg[ESA_POLICY_SWITCHML] / avg[ESA_POLICY_ESA];
+				c->sp_swml_min = fmin(c->sp_swml_min, x);
+				c->sp_swml_max = fmax(c->sp_swml_max, x);
+			}
+		}
+	}
+	for (int pol = 0; pol < NPOL; pol++) {
+		struct pol_agg *a = &c->p[pol];
+		double s = 0;
+
+		if (!a->ran)
+			continue;
+		for (unsigned i = 0; i < a->njct; i++)
+			s += a->jct[i];
+		a->avg = s / a->njct;
+		a->p95 = sim_quantile(a->jct, a->njct, 0.95);
+	}
+	return 0;
+}
+
+static double speedup(const struct cmp *c, int pol)
+{
+	const struct pol_agg *e = &c->p[ESA_POLICY_ESA], *b = &c->p[pol];
+
+	if (!e->ran || !b->ran || e->avg <= 0)
+		return NAN;
+	return b->avg / e->avg;
+}
+
+static void summary_line(FILE *f, const struct cmp *c)
+{
+	fprintf(f, "jct:");
+	for (int pol = 0; pol < NPOL; pol++) {
+		if (c->p[pol].ran)
+			fprintf(f, " %s=%.6f", sim_policy_name(pol), c->p[pol].avg);
+		else
+			fprintf(f, " %s=nan", sim_policy_name(pol));
+	}
+	fprintf(f, " speedup_vs_atp=%.3f speedup_vs_switchml=%.3f\n",
+		speedup(c, ESA_POLICY_ATP), speedup(c, ESA_POLICY_SWITCHML));
+}
+
+static void print_header(const struct sim_params *p, const struct cmp *c)
+{
+	unsigned nm[SIM_NMODELS] = {}, nw[65] = {};
+	const struct sim_workload *w = &c->wl;
+
+	for (unsigned i = 0; i < w->njobs; i++) {
+		nm[w->job[i].model]++;
+		nw[w->job[i].nworkers]++;
+	}
+	printf("esa_sim: preset=%s seed=%llu reps=%u jobs=%u load=%g (%.1f jobs/s) "
+	       "pool=%ux%u window=%u prio=%s switchml-regions=%u\n",
+	       preset_name, (unsigned long long)p->seed, c->reps, p->njobs,
+	       p->load, w->rate, p->pool, p->nvals, p->window,
+	       sim_prio_name(p->prio), p->swml_regions);
+	printf("esa_sim: links %g Gbps (PS %g Gbps), latency %g us, switch %s, "
+	       "PS %g Mpps, timeout %g-%g us, stale %g ms, loss %g\n",
+	       p->link_gbps, p->ps_link_gbps, p->prop_us,
+	       p->switch_mpps > 0 ? "finite" : "line rate", p->ps_mpps,
+	       p->timeout_us, p->timeout_max_us, p->stale_ms, p->loss);
+	printf("esa_sim: workload (seed %llu): scale %g, compute x%g, straggle %g, "
+	       "mean JCT alone %.3f ms;",
+	       (unsigned long long)(p->seed + c->reps - 1), p->scale,
+	       p->compute_scale, p->straggle, w->mean_ideal_s * 1e3);
+	for (unsigned m = 0; m < SIM_NMODELS; m++)
+		if (nm[m])
+			printf(" %s=%u", sim_models[m].name, nm[m]);
+	printf(";");
+	for (unsigned k = 1; k <= 64; k++)
+		if (nw[k])
+			printf(" %uw=%u", k, nw[k]);
+	printf("\n");
+}
+
+static void print_table(const struct cmp *c)
+{
+	printf("%-9s %10s %10s %7s %8s %8s %8s %8s %8s %8s %9s %9s %9s %8s %6s\n",
+	       "policy", "avg_ms", "p95_ms", "vs_esa", "u_agg", "u_held",
+	       "u_occ", "u_useful", "ps_share", "ps_load", "preempt", "collide",
+	       "resend", "orphan", "wall_s");
+	for (int pol = 0; pol < NPOL; pol++) {
+		const struct pol_agg *a = &c->p[pol];
+		double e = c->p[ESA_POLICY_ESA].ran ? c->p[ESA_POLICY_ESA].avg : NAN;
+
+		if (!a->ran)
+			continue;
+		printf("%-9s %10.3f %10.3f %7.3f %8.4f %8.4f %8.4f %8.4f %8.4f %8.4f "
+		       "%9llu %9llu %9llu %8llu %6.2f%s\n",
+		       sim_policy_name(pol), a->avg * 1e3, a->p95 * 1e3,
+		       a->avg / e, a->util_agg, a->util_held, a->util_occ,
+		       a->util_useful, a->ps_share, a->ps_load,
+		       (unsigned long long)a->preempt,
+		       (unsigned long long)a->collide,
+		       (unsigned long long)a->resend,
+		       (unsigned long long)a->orphan, a->wall,
+		       a->unfinished ? "  UNFINISHED" : "");
+	}
+	if (c->reps > 1 && c->p[ESA_POLICY_ESA].ran)
+		printf("speedup over %u seeds: vs atp %.3f..%.3f, vs switchml %.3f..%.3f\n",
+		       c->reps, c->sp_atp_min, c->sp_atp_max, c->sp_swml_min,
+		       c->sp_swml_max);
+}
+
+static const char *const act_name[__ESA_A_MAX] = {
+	"claim", "reclaim", "add", "complete", "hold", "duplicate", "preempt",
+	"age", "collide", "tomb", "flush", "resend",
+};
+
+/* Every counter of the last repetition, for debugging and validation. */
+static void print_counters(const struct cmp *c)
+{
+	for (int pol = 0; pol < NPOL; pol++) {
+		const struct sim_result *r = &c->p[pol].last;
+
+		if (!c->p[pol].ran)
+			continue;
+		printf("%s: actions", sim_policy_name(pol));
+		for (int a = 0; a < __ESA_A_MAX; a++)
+			printf(" %s=%llu", act_name[a], (unsigned long long)r->act[a]);
+		printf("\n%s: data_tx=%llu data_rx=%llu resends=%llu lost=%llu "
+		       "fate(absorbed=%llu completed=%llu to_ps=%llu dup=%llu "
+		       "dropped=%llu)\n", sim_policy_name(pol),
+		       (unsigned long long)r->data_tx, (unsigned long long)r->data_rx,
+		       (unsigned long long)r->resends, (unsigned long long)r->lost,
+		       (unsigned long long)r->fate[SIM_F_ABSORBED],
+		       (unsigned long long)r->fate[SIM_F_COMPLETED],
+		       (unsigned long long)r->fate[SIM_F_TO_PS],
+		       (unsigned long long)r->fate[SIM_F_DUPLICATE],
+		       (unsigned long long)r->fate[SIM_F_DROPPED]);
+		printf("%s: chunks=%llu done=%llu in_switch=%llu by_ps=%llu "
+		       "redundant=%llu results=%llu/%llu dup_results=%llu "
+		       "orphan_claims=%llu bad_complete=%llu\n",
+		       sim_policy_name(pol),
+		       (unsigned long long)r->chunks_total,
+		       (unsigned long long)r->chunks_done,
+		       (unsigned long long)r->sw_complete,
+		       (unsigned long long)r->ps_complete,
+		       (unsigned long long)r->redundant,
+		       (unsigned long long)r->results_accepted,
+		       (unsigned long long)r->results_expected,
+		       (unsigned long long)r->results_dup,
+		       (unsigned long long)r->orphan_claims,
+		       (unsigned long long)r->bad_complete);
+		printf("%s: ps_rx=%llu fallback=%llu merged=%llu dup=%llu "
+		       "overlap=%llu answered=%llu overtaken=%llu late=%llu "
+		       "overrun=%llu timer_fires=%llu events=%llu makespan=%.6fs\n",
+		       sim_policy_name(pol),
+		       (unsigned long long)r->ps_rx,
+		       (unsigned long long)r->sw_fallback,
+		       (unsigned long long)r->ps_merged,
+		       (unsigned long long)r->ps_dup,
+		       (unsigned long long)r->ps_overlap,
+		       (unsigned long long)r->ps_answer,
+		       (unsigned long long)r->ps_overtaken,
+		       (unsigned long long)r->ps_late,
+		       (unsigned long long)r->ps_overrun,
+		       (unsigned long long)r->timer_fires,
+		       (unsigned long long)r->events, r->makespan);
+	}
+}
+
+static void print_csv(const struct cmp *c, const struct sim_params *p)
+{
+	printf("policy,prio,pool,load,jobs,seed,reps,avg_jct_s,p95_jct_s,util_agg,"
+	       "util_held,util_occ,util_useful,ps_share,ps_load,preempt,aged,"
+	       "collide,resend,orphan,ps_overlap,events,finished\n");
+	for (int pol = 0; pol < NPOL; pol++) {
+		const struct pol_agg *a = &c->p[pol];
+
+		if (!a->ran)
+			continue;
+		printf("%s,%s,%u,%g,%u,%llu,%u,%.9f,%.9f,%.6f,%.6f,%.6f,%.6f,%.6f,"
+		       "%.6f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%d\n",
+		       sim_policy_name(pol), sim_prio_name(p->prio), p->pool,
+		       p->load, p->njobs, (unsigned long long)p->seed, c->reps,
+		       a->avg, a->p95, a->util_agg, a->util_held, a->util_occ,
+		       a->util_useful, a->ps_share, a->ps_load,
+		       (unsigned long long)a->preempt, (unsigned long long)a->aged,
+		       (unsigned long long)a->collide,
+		       (unsigned long long)a->resend,
+		       (unsigned long long)a->orphan,
+		       (unsigned long long)a->ps_overlap,
+		       (unsigned long long)a->events, !a->unfinished);
+	}
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* gnuplot data: one block per policy (index 0, 1, 2), CDF of JCT in ms. */
+static int write_cdf(const char *path, const struct cmp *c, int gp)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	if (!gp)
+		fprintf(f, "policy,job_index_sorted,jct_s,cdf\n");
+	for (int pol = 0; pol < NPOL; pol++) {
+		const struct pol_agg *a = &c->p[pol];
+		double *v;
+
+		if (!a->ran)
+			continue;
+		v = malloc(a->njct * sizeof(*v));
+		if (!v) {
+			fclose(f);
+			return -1;
+		}
+		memcpy(v, a->jct, a->njct * sizeof(*v));
+		qsort(v, a->njct, sizeof(*v), cmp_dbl);
+		if (gp)
+			fprintf(f, "# %s: jct_ms cdf\n", sim_policy_name(pol));
+		for (unsigned i = 0; i < a->njct; i++) {
+			if (gp)
+				fprintf(f, "%.6f %.6f\n", v[i] * 1e3,
+					(i + 1.0) / a->njct);
+			else
+				fprintf(f, "%s,%u,%.9f,%.6f\n",
+					sim_policy_name(pol), i, v[i],
+					(i + 1.0) / a->njct);
+		}
+		if (gp)
+			fprintf(f, "\n\n");
+		free(v);
+	}
+	return fclose(f);
+}
+
+/* Slot utilisation over time (last repetition), as shares of the pool. */
+static int write_ts(const char *path, const struct cmp *c, unsigned pool, int gp)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	if (!gp)
+		fprintf(f, "policy,t_s,agg,held,occ\n");
+	for (int pol = 0; pol < NPOL; pol++) {
+		const struct sim_result *r = &c->p[pol].last;
+
+		if (!c->p[pol].ran)
+			continue;
+		if (gp)
+			fprintf(f, "# %s: t_ms agg held occ (share of pool)\n",
+				sim_policy_name(pol));
+		for (unsigned b = 0; b < r->nbins; b++) {
+			double t = (b + 0.5) * r->bin_s;
+
+			if (gp)
+				fprintf(f, "%.6f %.6f %.6f %.6f\n", t * 1e3,
+					r->ts_agg[b] / pool, r->ts_held[b] / pool,
+					r->ts_occ[b] / pool);
+			else
+				fprintf(f, "%s,%.9f,%.6f,%.6f,%.6f\n",
+					sim_policy_name(pol), t,
+					r->ts_agg[b] / pool, r->ts_held[b] / pool,
+					r->ts_occ[b] / pool);
+		}
+		if (gp)
+			fprintf(f, "\n\n");
+	}
+	return fclose(f);
+}
+
+/* ------------------------------------------------------------------ */
+/* Sweep                                                               */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A grid of pool size x load (what decides contention is the pool per
+ * concurrent job), then one factor at a time around the base point: number
+ * of jobs, priority policy, window and host latency.
+ */
+enum { D_JOBS, D_PRIO, D_WINDOW, D_PROP, NDIM };
+static const char *const dim_name[NDIM] = { "jobs", "prio", "window", "prop" };
+
+struct sweep {
+	double	pool[MAXLIST], load[MAXLIST];
+	int	npool, nload;
+	double	v[NDIM][MAXLIST];
+	int	n[NDIM];
+	const char *out;
+};
+
+static void sweep_defaults(struct sweep *sw)
+{
+	static const double pool[] = { 256, 512, 1024, 2048, 4096, 16384 };
+	static const double load[] = { 8, 16, 32, 64, 128 };
+	static const double jobs[] = { 25, 50, 100, 200 };
+	static const double win[] = { 32, 64, 128, 256 };
+	static const double prop[] = { 0.5, 1, 2, 5 };
+
+	memset(sw, 0, sizeof(*sw));
+	memcpy(sw->pool, pool, sizeof(pool));
+	sw->npool = 6;
+	memcpy(sw->load, load, sizeof(load));
+	sw->nload = 5;
+	memcpy(sw->v[D_JOBS], jobs, sizeof(jobs));
+	sw->n[D_JOBS] = 4;
+	for (int i = 0; i < __SIM_PRIO_MAX; i++)
+		sw->v[D_PRIO][i] = i;
+	sw->n[D_PRIO] = __SIM_PRIO_MAX;
+	memcpy(sw->v[D_WINDOW], win, sizeof(win));
+	sw->n[D_WINDOW] = 4;
+	memcpy(sw->v[D_PROP], prop, sizeof(prop));
+	sw->n[D_PROP] = 4;
+	sw->out = "build/sim";
+}
+
+static int mkdirs(const char *path)
+{
+	char buf[4096], *q;
+
+	if (strlen(path) >= sizeof(buf))
+		return -1;
+	strcpy(buf, path);
+	for (q = buf + 1; *q; q++) {
+		if (*q != '/')
+			continue;
+		*q = 0;
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -1;
+		*q = '/';
+	}
+	if (mkdir(buf, 0755) && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+static FILE *openf(const char *dir, const char *name)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		fprintf(stderr, "esa_sim: %s: %s\n", path, strerror(errno));
+	return f;
+}
+
+struct sweep_state {
+	FILE	*csv;
+	double	best, worst, t0;
+	char	bestat[96], worstat[96];
+	int	fail;
+};
+
+static const char dat_header[] =
+	"esa_ms atp_ms switchml_ms sp_atp sp_switchml sp_best sp_best_min "
+	"sp_best_max esa_p95_ms atp_p95_ms switchml_p95_ms esa_agg atp_agg "
+	"switchml_agg esa_occ atp_occ switchml_occ esa_ps atp_ps switchml_ps "
+	"esa_preempt\n";
+
+/* Run one point; append it to the CSV and to dat (gnuplot) if given. */
+static int sweep_point(struct sweep_state *st, const struct sim_params *p,
+		       unsigned polmask, unsigned reps, const char *dim,
+		       const char *xs, FILE *dat)
+{
+	double spa, sps, spb, bmin, bmax;
+	struct cmp c;
+
+	fprintf(stderr, "esa_sim: sweep %s=%s (%.0f s)\n", dim, xs, now_s() - st->t0);
+	if (run_compare(p, polmask, reps, &c))
+		return -1;
+	for (int pol = 0; pol < NPOL; pol++) {
+		const struct pol_agg *a = &c.p[pol];
+
+		if (!a->ran)
+			continue;
+		fprintf(st->csv, "%s,%s,%s,%u,%g,%u,%u,%g,%u,%s,%.9f,%.9f,%.4f,"
+			"%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%llu,%llu,%llu,%llu,%llu,%d\n",
+			dim, xs, sim_prio_name(p->prio), p->pool, p->load,
+			p->njobs, p->window, p->prop_us, reps,
+			sim_policy_name(pol), a->avg, a->p95,
+			a->avg / c.p[ESA_POLICY_ESA].avg, a->util_agg,
+			a->util_held, a->util_occ, a->util_useful, a->ps_share,
+			a->ps_load, (unsigned long long)a->preempt,
+			(unsigned long long)a->aged,
+			(unsigned long long)a->collide,
+			(unsigned long long)a->resend,
+			(unsigned long long)a->orphan, !a->unfinished);
+		if (a->unfinished)
+			st->fail = 1;
+	}
+	fflush(st->csv);
+	spa = speedup(&c, ESA_POLICY_ATP);
+	sps = speedup(&c, ESA_POLICY_SWITCHML);
+	spb = fmin(spa, sps);
+	bmin = fmin(c.sp_atp_min, c.sp_swml_min);
+	bmax = fmin(c.sp_atp_max, c.sp_swml_max);
+	if (dat) {
+		fprintf(dat, "%s %.6f %.6f %.6f %.4f %.4f %.4f %.4f %.4f %.6f %.6f "
+			"%.6f %.5f %.5f %.5f %.5f %.5f %.5f %.5f %.5f %.5f %llu\n",
+			xs, c.p[0].avg * 1e3, c.p[1].avg * 1e3, c.p[2].avg * 1e3,
+			spa, sps, spb, bmin, bmax, c.p[0].p95 * 1e3,
+			c.p[1].p95 * 1e3, c.p[2].p95 * 1e3, c.p[0].util_agg,
+			c.p[1].util_agg, c.p[2].util_agg, c.p[0].util_occ,
+			c.p[1].util_occ, c.p[2].util_occ, c.p[0].ps_share,
+			c.p[1].ps_share, c.p[2].ps_share,
+			(unsigned long long)c.p[0].preempt);
+		fflush(dat);
+	}
+	printf("sweep %-6s %-18s esa=%.3fms atp=%.3fms switchml=%.3fms "
+	       "speedup_vs_atp=%.3f speedup_vs_switchml=%.3f\n", dim, xs,
+	       c.p[0].avg * 1e3, c.p[1].avg * 1e3, c.p[2].avg * 1e3, spa, sps);
+	fflush(stdout);
+	if (spb > st->best) {
+		st->best = spb;
+		snprintf(st->bestat, sizeof(st->bestat), "%s=%s", dim, xs);
+	}
+	if (spb < st->worst) {
+		st->worst = spb;
+		snprintf(st->worstat, sizeof(st->worstat), "%s=%s", dim, xs);
+	}
+	cmp_free(&c);
+	return 0;
+}
+
+static int run_sweep(const struct sim_params *base, unsigned polmask,
+		     unsigned reps, const struct sweep *sw)
+{
+	struct sweep_state st = { .worst = INFINITY, .t0 = now_s() };
+	char path[4096], xs[64];
+	FILE *gp, *gl, *f;
+	struct cmp c;
+
+	if (mkdirs(sw->out)) {
+		fprintf(stderr, "esa_sim: %s: %s\n", sw->out, strerror(errno));
+		return -1;
+	}
+	st.csv = openf(sw->out, "sweep.csv");
+	if (!st.csv)
+		return -1;
+	fprintf(st.csv, "dim,x,prio,pool,load,jobs,window,prop_us,reps,policy,"
+		"avg_jct_s,p95_jct_s,ratio_vs_esa,util_agg,util_held,util_occ,"
+		"util_useful,ps_share,ps_load,preempt,aged,collide,resend,orphan,"
+		"finished\n");
+
+	/* The base point: JCT CDF and utilisation over time. */
+	fprintf(stderr, "esa_sim: sweep base point\n");
+	if (run_compare(base, polmask, reps, &c))
+		return -1;
+	snprintf(path, sizeof(path), "%s/jct_cdf.dat", sw->out);
+	write_cdf(path, &c, 1);
+	snprintf(path, sizeof(path), "%s/util_ts.dat", sw->out);
+	write_ts(path, &c, base->pool, 1);
+	f = openf(sw->out, "base.txt");
+	if (f) {
+		fprintf(f, "base: pool=%u load=%g jobs=%u window=%u prop=%gus "
+			"prio=%s seed=%llu reps=%u\n", base->pool, base->load,
+			base->njobs, base->window, base->prop_us,
+			sim_prio_name(base->prio),
+			(unsigned long long)base->seed, reps);
+		summary_line(f, &c);
+		fclose(f);
+	}
+	printf("sweep base pool=%u load=%g jobs=%u prio=%s: ", base->pool,
+	       base->load, base->njobs, sim_prio_name(base->prio));
+	summary_line(stdout, &c);
+	cmp_free(&c);
+
+	/* Grid: pool x load, written both ways round for the two plots. */
+	gp = openf(sw->out, "grid_pool.dat");
+	gl = openf(sw->out, "grid_load.dat");
+	if (!gp || !gl)
+		return -1;
+	{
+		static char line[MAXLIST][MAXLIST][160];
+
+		for (int li = 0; li < sw->nload; li++) {
+			for (int pi = 0; pi < sw->npool; pi++) {
+				struct sim_params p = *base;
+				FILE *tmp = tmpfile();
+
+				p.pool = (unsigned)sw->pool[pi];
+				p.load = sw->load[li];
+				p.rate = 0;
+				snprintf(xs, sizeof(xs), "pool=%u,load=%g", p.pool, p.load);
+				if (!tmp || sweep_point(&st, &p, polmask, reps, "grid", xs, tmp))
+					return -1;
+				rewind(tmp);
+				if (!fgets(line[li][pi], sizeof(line[li][pi]), tmp))
+					line[li][pi][0] = 0;
+				fclose(tmp);
+			}
+		}
+		/* Rows are "pool=..,load=.. <columns>": swap the label. */
+		for (int li = 0; li < sw->nload; li++) {
+			fprintf(gp, "# load %g: pool %s", sw->load[li], dat_header);
+			for (int pi = 0; pi < sw->npool; pi++) {
+				const char *rest = strchr(line[li][pi], ' ');
+
+				fprintf(gp, "%g%s", sw->pool[pi], rest ? rest : "\n");
+			}
+			fprintf(gp, "\n\n");
+		}
+		for (int pi = 0; pi < sw->npool; pi++) {
+			fprintf(gl, "# pool %g: load %s", sw->pool[pi], dat_header);
+			for (int li = 0; li < sw->nload; li++) {
+				const char *rest = strchr(line[li][pi], ' ');
+
+				fprintf(gl, "%g%s", sw->load[li], rest ? rest : "\n");
+			}
+			fprintf(gl, "\n\n");
+		}
+	}
+	fclose(gp);
+	fclose(gl);
+
+	for (int d = 0; d < NDIM; d++) {
+		FILE *dat;
+
+		snprintf(path, sizeof(path), "sweep_%s.dat", dim_name[d]);
+		dat = openf(sw->out, path);
+		if (!dat)
+			return -1;
+		fprintf(dat, "# %s %s", dim_name[d], dat_header);
+		for (int i = 0; i < sw->n[d]; i++) {
+			struct sim_params p = *base;
+			double x = sw->v[d][i];
+
+			switch (d) {
+			case D_JOBS: p.njobs = (unsigned)x; break;
+			case D_PRIO: p.prio = (int)x; break;
+			case D_WINDOW: p.window = (unsigned)x; break;
+			case D_PROP: p.prop_us = x; break;
+			}
+			if (d == D_PRIO)
+				snprintf(xs, sizeof(xs), "%s", sim_prio_name(p.prio));
+			else
+				snprintf(xs, sizeof(xs), "%g", x);
+			if (sweep_point(&st, &p, polmask, reps, dim_name[d], xs, dat))
+				return -1;
+		}
+		fclose(dat);
+	}
+	fclose(st.csv);
+	printf("sweep: speedup over the better baseline: best %.3f at %s, worst %.3f at %s "
+	       "(%.0f s)\n", st.best, st.bestat, st.worst, st.worstat,
+	       now_s() - st.t0);
+	printf("sweep: wrote %s/{sweep.csv,grid_*.dat,sweep_*.dat,jct_cdf.dat,"
+	       "util_ts.dat,base.txt}\n", sw->out);
+	return st.fail;
+}
+
+/* ------------------------------------------------------------------ */
+/* Options                                                             */
+/* ------------------------------------------------------------------ */
+
+enum {
+	O_PRESET = 256, O_POLICY, O_PRIO, O_SEED, O_REPS, O_CSV, O_JCTCSV,
+	O_TSCSV, O_LIST, O_POOL, O_NVALS, O_SWMPPS, O_STALE, O_SWML, O_LINK,
+	O_PSLINK, O_PROP, O_PSMPPS, O_PSCOPY, O_PSHOSTS, O_WMPPS, O_WINDOW,
+	O_TO, O_TOMAX, O_LOSS, O_LOSSPS, O_JOBS, O_LOAD, O_RATE, O_WORKERS,
+	O_ITERS, O_MODELS, O_SCALE, O_CSCALE, O_STRAGGLE, O_TSBIN, O_MAXSIM,
+	O_SWEEP, O_OUT, O_SPOOL, O_SLOAD, O_SJOBS, O_SPRIO, O_SWIN, O_SPROP,
+};
+
+static const struct option opts[] = {
+	{ "preset", required_argument, 0, O_PRESET },
+	{ "policy", required_argument, 0, O_POLICY },
+	{ "prio", required_argument, 0, O_PRIO },
+	{ "seed", required_argument, 0, O_SEED },
+	{ "reps", required_argument, 0, O_REPS },
+	{ "csv", no_argument, 0, O_CSV },
+	{ "jct-csv", required_argument, 0, O_JCTCSV },
+	{ "ts-csv", required_argument, 0, O_TSCSV },
+	{ "list-jobs", no_argument, 0, O_LIST },
+	{ "pool", required_argument, 0, O_POOL },
+	{ "nvals", required_argument, 0, O_NVALS },
+	{ "switch-mpps", required_argument, 0, O_SWMPPS },
+	{ "stale-ms", required_argument, 0, O_STALE },
+	{ "switchml-regions", required_argument, 0, O_SWML },
+	{ "link-gbps", required_argument, 0, O_LINK },
+	{ "ps-link-gbps", required_argument, 0, O_PSLINK },
+	{ "prop-us", required_argument, 0, O_PROP },
+	{ "ps-mpps", required_argument, 0, O_PSMPPS },
+	{ "ps-copy-cost", required_argument, 0, O_PSCOPY },
+	{ "ps-hosts", required_argument, 0, O_PSHOSTS },
+	{ "worker-mpps", required_argument, 0, O_WMPPS },
+	{ "window", required_argument, 0, O_WINDOW },
+	{ "timeout-us", required_argument, 0, O_TO },
+	{ "timeout-max-us", required_argument, 0, O_TOMAX },
+	{ "loss", required_argument, 0, O_LOSS },
+	{ "loss-ps", no_argument, 0, O_LOSSPS },
+	{ "jobs", required_argument, 0, O_JOBS },
+	{ "load", required_argument, 0, O_LOAD },
+	{ "rate", required_argument, 0, O_RATE },
+	{ "workers", required_argument, 0, O_WORKERS },
+	{ "iters", required_argument, 0, O_ITERS },
+	{ "models", required_argument, 0, O_MODELS },
+	{ "scale", required_argument, 0, O_SCALE },
+	{ "compute-scale", required_argument, 0, O_CSCALE },
+	{ "straggle", required_argument, 0, O_STRAGGLE },
+	{ "ts-bin-us", required_argument, 0, O_TSBIN },
+	{ "max-sim-s", required_argument, 0, O_MAXSIM },
+	{ "sweep", no_argument, 0, O_SWEEP },
+	{ "out", required_argument, 0, O_OUT },
+	{ "sweep-pool", required_argument, 0, O_SPOOL },
+	{ "sweep-load", required_argument, 0, O_SLOAD },
+	{ "sweep-jobs", required_argument, 0, O_SJOBS },
+	{ "sweep-prio", required_argument, 0, O_SPRIO },
+	{ "sweep-window", required_argument, 0, O_SWIN },
+	{ "sweep-prop", required_argument, 0, O_SPROP },
+	{ "verbose", no_argument, 0, 'v' },
+	{ "quiet", no_argument, 0, 'q' },
+	{ "help", no_argument, 0, 'h' },
+	{ 0, 0, 0, 0 },
+};
+
+static int parse_names(const char *s, int (*parse)(const char *), double *v,
+		       int max)
+{
+	char buf[256], *tok, *save = NULL;
+	int n = 0, x;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		x = parse(tok);
+		if (x < 0 || n >= max)
+			return -1;
+		v[n++] = x;
+	}
+	return n ? n : -1;
+}
+
+static int model_parse(const char *s)
+{
+	for (int m = 0; m < SIM_NMODELS; m++)
+		if (!strcmp(s, sim_models[m].name))
+			return m;
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *jct_csv = NULL, *ts_csv = NULL;
+	int csv = 0, quiet = 0, verbose = 0, list = 0, sweep = 0, o, rc;
+	unsigned polmask = (1u << NPOL) - 1, reps = 1;
+	struct sim_params p;
+	struct sweep sw;
+	struct cmp c;
+	double x, v[MAXLIST];
+	int n;
+
+	sim_defaults(&p);
+	sweep_defaults(&sw);
+	/* The preset first, so that any other option overrides it. */
+	for (int i = 1; i < argc; i++) {
+		const char *name = NULL;
+
+		if (!strcmp(argv[i], "--preset") && i + 1 < argc)
+			name = argv[i + 1];
+		else if (!strncmp(argv[i], "--preset=", 9))
+			name = argv[i] + 9;
+		if (name) {
+			if (sim_preset(&p, name)) {
+				fprintf(stderr, "esa_sim: unknown preset %s\n", name);
+				return 2;
+			}
+			preset_name = name;
+		}
+	}
+	while ((o = getopt_long(argc, argv, "qvh", opts, NULL)) != -1) {
+		switch (o) {
+		case O_PRESET:
+			break;
+		case O_POLICY:
+			n = parse_names(optarg, sim_policy_parse, v, MAXLIST);
+			if (n < 0)
+				goto bad;
+			polmask = 0;
+			for (int i = 0; i < n; i++)
+				polmask |= 1u << (int)v[i];
+			break;
+		case O_PRIO:
+			p.prio = sim_prio_parse(optarg);
+			if (p.prio < 0)
+				goto bad;
+			break;
+		case O_MODELS:
+			n = parse_names(optarg, model_parse, v, MAXLIST);
+			if (n < 0)
+				goto bad;
+			p.model_mask = 0;
+			for (int i = 0; i < n; i++)
+				p.model_mask |= 1u << (int)v[i];
+			break;
+		case O_WORKERS:
+			n = parse_list_d(optarg, v, SIM_MAX_WCHOICE);
+			if (n <= 0)
+				goto bad;
+			for (int i = 0; i < n; i++) {
+				if (v[i] < 1 || v[i] > ESA_MAX_WORKERS)
+					goto bad;
+				p.wchoice[i] = (unsigned)v[i];
+			}
+			p.nwchoice = n;
+			break;
+		case O_ITERS: {
+			unsigned a, b;
+			char tail;
+
+			if (sscanf(optarg, "%u-%u%c", &a, &b, &tail) == 2) {
+				p.iter_min = a;
+				p.iter_max = b;
+			} else if (sscanf(optarg, "%u%c", &a, &tail) == 1) {
+				p.iter_min = p.iter_max = a;
+			} else {
+				goto bad;
+			}
+			if (!p.iter_min || p.iter_max < p.iter_min)
+				goto bad;
+			break;
+		}
+		case O_SPOOL:
+			n = parse_list_d(optarg, sw.pool, MAXLIST);
+			if (n < 0)
+				goto bad;
+			sw.npool = n;
+			break;
+		case O_SLOAD:
+			n = parse_list_d(optarg, sw.load, MAXLIST);
+			if (n < 0)
+				goto bad;
+			sw.nload = n;
+			break;
+		case O_SJOBS: case O_SWIN: case O_SPROP: {
+			int d = o == O_SJOBS ? D_JOBS : o == O_SWIN ? D_WINDOW : D_PROP;
+
+			n = parse_list_d(optarg, sw.v[d], MAXLIST);
+			if (n < 0)
+				goto bad;
+			sw.n[d] = n;
+			break;
+		}
+		case O_SPRIO:
+			if (!*optarg) {
+				sw.n[D_PRIO] = 0;
+				break;
+			}
+			n = parse_names(optarg, sim_prio_parse, sw.v[D_PRIO], MAXLIST);
+			if (n < 0)
+				goto bad;
+			sw.n[D_PRIO] = n;
+			break;
+		case O_OUT:
+			sw.out = optarg;
+			break;
+		case O_CSV:
+			csv = 1;
+			break;
+		case O_JCTCSV:
+			jct_csv = optarg;
+			break;
+		case O_TSCSV:
+			ts_csv = optarg;
+			break;
+		case O_LIST:
+			list = 1;
+			break;
+		case O_SWEEP:
+			sweep = 1;
+			break;
+		case O_LOSSPS:
+			p.loss_ps = 1;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case '?':
+			usage(stderr);
+			return 2;
+		default: {
+			const char *name = NULL;
+
+			for (const struct option *op = opts; op->name; op++)
+				if (op->val == o)
+					name = op->name;
+			if (num(name, optarg, &x))
+				return 2;
+			switch (o) {
+			case O_SEED: p.seed = (uint64_t)x; break;
+			case O_REPS: if (x < 1) goto bad; reps = (unsigned)x; break;
+			case O_POOL: if (x < 1 || x > 1 << 24) goto bad; p.pool = (unsigned)x; break;
+			case O_NVALS:
+				if (x < 8 || x > ESA_MAX_VALUES || (unsigned)x % ESA_VALUES_ALIGN)
+					goto bad;
+				p.nvals = (unsigned)x;
+				break;
+			case O_SWMPPS: if (x < 0) goto bad; p.switch_mpps = x; break;
+			case O_STALE: if (x < 0) goto bad; p.stale_ms = x; break;
+			case O_SWML: if (x < 0) goto bad; p.swml_regions = (unsigned)x; break;
+			case O_LINK: if (x <= 0) goto bad; p.link_gbps = x; break;
+			case O_PSLINK: if (x <= 0) goto bad; p.ps_link_gbps = x; break;
+			case O_PROP: if (x < 0) goto bad; p.prop_us = x; break;
+			case O_PSMPPS: if (x <= 0) goto bad; p.ps_mpps = x; break;
+			case O_PSCOPY: if (x < 0) goto bad; p.ps_copy_cost = x; break;
+			case O_PSHOSTS: if (x < 0) goto bad; p.ps_hosts = (unsigned)x; break;
+			case O_WMPPS: if (x < 0) goto bad; p.worker_mpps = x; break;
+			case O_WINDOW: if (x < 1 || x > 1 << 20) goto bad; p.window = (unsigned)x; break;
+			case O_TO: if (x <= 0) goto bad; p.timeout_us = x; break;
+			case O_TOMAX: if (x <= 0) goto bad; p.timeout_max_us = x; break;
+			case O_LOSS: if (x < 0 || x >= 1) goto bad; p.loss = x; break;
+			case O_JOBS: if (x < 1 || x > 65535) goto bad; p.njobs = (unsigned)x; break;
+			case O_LOAD: if (x <= 0) goto bad; p.load = x; break;
+			case O_RATE: if (x < 0) goto bad; p.rate = x; break;
+			case O_SCALE: if (x <= 0) goto bad; p.scale = x; break;
+			case O_CSCALE: if (x < 0) goto bad; p.compute_scale = x; break;
+			case O_STRAGGLE: if (x < 0) goto bad; p.straggle = x; break;
+			case O_TSBIN: if (x < 0) goto bad; p.ts_bin_us = x; break;
+			case O_MAXSIM: if (x <= 0) goto bad; p.max_sim_s = x; break;
+			}
+		}
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "esa_sim: unexpected argument %s\n", argv[optind]);
+		return 2;
+	}
+
+	if (list) {
+		struct sim_workload w;
+
+		if (sim_workload_gen(&p, &w))
+			return 2;
+		printf("job arrival_ms model workers iters chunks compute_ms "
+		       "static_prio alone_ms\n");
+		for (unsigned i = 0; i < w.njobs; i++) {
+			const struct sim_job_spec *j = &w.job[i];
+
+			printf("%u %.4f %s %u %u %u %.4f %u %.4f\n", i,
+			       (double)j->arrival / T_MS, sim_models[j->model].name,
+			       j->nworkers, j->iters, j->chunks,
+			       (double)j->compute / T_MS, j->sprio, j->ideal_s * 1e3);
+		}
+		printf("rate %.3f jobs/s, mean alone %.4f ms\n", w.rate,
+		       w.mean_ideal_s * 1e3);
+		sim_workload_free(&w);
+		return 0;
+	}
+	if (sweep) {
+		rc = run_sweep(&p, polmask, reps, &sw);
+		return rc < 0 ? 1 : rc;
+	}
+
+	if (run_compare(&p, polmask, reps, &c))
+		return 1;
+	if (!quiet && !csv) {
+		print_header(&p, &c);
+		print_table(&c);
+		if (verbose)
+			print_counters(&c);
+	} else if (csv) {
+		print_csv(&c, &p);
+	}
+	if (jct_csv && write_cdf(jct_csv, &c, 0))
+		fprintf(stderr, "esa_sim: %s: %s\n", jct_csv, strerror(errno));
+	if (ts_csv && write_ts(ts_csv, &c, p.pool, 0))
+		fprintf(stderr, "esa_sim: %s: %s\n", ts_csv, strerror(errno));
+	summary_line(stdout, &c);
+	rc = c.failed;
+	if (c.failed)
+		fprintf(stderr, "esa_sim: some jobs did not finish within %g s "
+			"simulated\n", p.max_sim_s);
+	cmp_free(&c);
+	return rc;
+bad:
+	fprintf(stderr, "esa_sim: bad value: %s\n", optarg);
+	return 2;
+}

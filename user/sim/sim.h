@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * esa_sim: a discrete-event simulator of in-network aggregation on one
+ * switch, shared by many training jobs.  The switch decides every packet's
+ * fate with the data plane's own policy functions (esa_policy.h) and keeps
+ * its slots in the UAPI's struct esa_slot, so the simulator and the XDP
+ * program follow one rule book.  See docs/simulator.md.
+ */
+#ifndef ESA_SIM_H
+#define ESA_SIM_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <linux/esa.h>
+#include "esa_policy.h"
+
+/* Simulated time in picoseconds: integer, so runs are bit-for-bit
+ * reproducible.  2^64 ps is 213 days.
+ */
+typedef uint64_t stime_t;
+#define T_NS	1000ULL
+#define T_US	1000000ULL
+#define T_MS	1000000000ULL
+#define T_S	1000000000000ULL
+
+enum sim_prio {
+	SIM_PRIO_STATIC = 0,	/* fixed per job (seeded random 1..255) */
+	SIM_PRIO_LAS,		/* least attained service first */
+	SIM_PRIO_SRSF,		/* smallest remaining service first */
+	SIM_PRIO_FLAT,		/* everyone 1: esa never preempts */
+	__SIM_PRIO_MAX,
+};
+
+#define SIM_NMODELS	3
+#define SIM_MAX_WCHOICE	8
+
+struct sim_model {
+	const char *name;
+	double	params;		/* gradient elements (int32 each) */
+	double	compute_ms;	/* one iteration's compute, full scale */
+};
+extern const struct sim_model sim_models[SIM_NMODELS];
+
+struct sim_params {
+	/* hosts and links */
+	double	link_gbps;	/* worker <-> switch, each direction */
+	double	ps_link_gbps;	/* PS <-> switch */
+	double	prop_us;	/* one-way propagation, host <-> switch */
+	double	switch_mpps;	/* switch packet service rate; 0: line rate */
+	double	ps_mpps;	/* PS packet processing rate */
+	double	worker_mpps;	/* worker send rate; 0: link rate */
+	double	ps_copy_cost;	/* PS cost of a result copy or hold (packets) */
+	unsigned ps_hosts;	/* PS hosts shared round robin; 0: one per job */
+	double	loss;		/* loss probability per worker link traversal */
+	int	loss_ps;	/* apply the loss to PS links too */
+	/* switch */
+	unsigned pool;		/* aggregator slots */
+	unsigned nvals;		/* int32 values per packet (and slot) */
+	double	stale_ms;	/* ageing limit of idle partials; 0: never */
+	/* workers */
+	unsigned window;	/* outstanding chunks per worker */
+	double	timeout_us;	/* first resend timeout */
+	double	timeout_max_us;	/* cap of the doubling backoff */
+	/* workload */
+	unsigned njobs;
+	double	load;		/* offered concurrency (mean jobs active if
+				 * each ran alone), sets the arrival rate */
+	double	rate;		/* jobs/s; overrides load when > 0 */
+	unsigned wchoice[SIM_MAX_WCHOICE];	/* workers per job, drawn */
+	unsigned nwchoice;
+	unsigned iter_min, iter_max;
+	double	scale;		/* gradient size multiplier */
+	double	compute_scale;	/* compute time multiplier (on top of scale) */
+	double	straggle;	/* mean extra compute per worker-iteration,
+				 * exponential, as a fraction */
+	unsigned model_mask;	/* bit m: draw sim_models[m] */
+	int	prio;		/* enum sim_prio */
+	unsigned swml_regions;	/* switchml: the pool's fixed equal regions;
+				 * 0: max(ceil(load), pool / window) */
+	uint64_t seed;
+	double	ts_bin_us;	/* utilisation time series bin; 0: auto */
+	double	max_sim_s;	/* give up (livelock guard) after this */
+};
+
+struct sim_job_spec {
+	stime_t	arrival;
+	unsigned model;
+	unsigned nworkers;
+	unsigned iters;
+	unsigned chunks;	/* per iteration */
+	stime_t	compute;	/* mean compute time per iteration */
+	uint8_t	sprio;		/* static priority, 1..255 */
+	uint64_t seed;		/* per-worker compute draws */
+	double	ideal_s;	/* JCT alone, no contention (estimate) */
+};
+
+struct sim_workload {
+	unsigned njobs;
+	struct sim_job_spec *job;
+	double	rate;		/* jobs/s actually used */
+	double	mean_ideal_s;
+};
+
+/* Outcome of a DATA packet at the switch: every one lands in one bucket. */
+enum sim_fate {
+	SIM_F_ABSORBED = 0,	/* claim, reclaim, add, preempt, age */
+	SIM_F_COMPLETED,	/* complete, hold */
+	SIM_F_TO_PS,		/* collide, tomb, resend, flush, noslot */
+	SIM_F_DUPLICATE,
+	SIM_F_DROPPED,		/* job not active */
+	__SIM_F_MAX,
+};
+
+struct sim_result {
+	int	policy;		/* enum esa_policy */
+	int	finished;	/* every job completed */
+	unsigned njobs;
+	double	*jct;		/* per job, seconds (malloc'ed) */
+	double	avg_jct, p95_jct, max_jct;
+	double	makespan;	/* first arrival to last completion, s */
+	uint64_t events;
+
+	uint64_t c[__ESA_C_MAX];	/* the data plane's counters */
+	uint64_t act[__ESA_A_MAX];	/* decisions taken */
+	uint64_t fate[__SIM_F_MAX];	/* DATA packets by outcome */
+
+	uint64_t data_tx;	/* DATA packets sent by workers */
+	uint64_t data_rx;	/* DATA packets processed by the switch */
+	uint64_t resends;	/* ... of which resends */
+	uint64_t lost;		/* packets lost on links */
+	uint64_t sw_fallback;	/* PARTIAL + COLLISION packets to the PS */
+	uint64_t ps_rx;		/* packets processed by PS hosts */
+	uint64_t ps_late;	/* ... for jobs already finished */
+	uint64_t ps_merged;	/* partials/collisions merged at the PS */
+	uint64_t ps_dup;	/* ... already contained */
+	uint64_t ps_overlap;	/* ... overlapping, not mergeable: dropped */
+	uint64_t ps_answer;	/* results sent to one worker (resend) */
+	uint64_t ps_overtaken;	/* copy/hold found ranks merged at the PS */
+	uint64_t ps_overrun;	/* PS ring entry lost before done (bug) */
+	uint64_t sw_complete;	/* chunks completed in the switch */
+	uint64_t ps_complete;	/* chunks completed by the PS */
+	uint64_t redundant;	/* completions of chunks already complete */
+	uint64_t chunks_total;	/* chunks of all jobs */
+	uint64_t chunks_done;	/* distinct chunks completed */
+	uint64_t results_expected;	/* chunks x workers */
+	uint64_t results_accepted;
+	uint64_t results_dup;
+	uint64_t orphan_claims;	/* claims by chunks with ranks at the PS */
+	uint64_t bad_complete;	/* switch completion with a partial bitmap */
+	uint64_t timer_fires;
+
+	/* shares of pool-time over the makespan */
+	double	util_agg;	/* slot busy with a live aggregation */
+	double	util_held;	/* slot held (atp) waiting for the PS ack */
+	double	util_occ;	/* unavailable to others: busy, held, or
+				 * reserved region (switchml) */
+	double	util_useful;	/* busy with an aggregation that completed
+				 * in the switch */
+	/* time series (mean slots per bin) */
+	unsigned nbins;
+	double	bin_s;
+	double	*ts_agg, *ts_held, *ts_occ;
+};
+
+/* params.c */
+void sim_defaults(struct sim_params *p);
+int sim_preset(struct sim_params *p, const char *name);
+const char *sim_prio_name(int prio);
+int sim_prio_parse(const char *s);
+const char *sim_policy_name(int policy);
+int sim_policy_parse(const char *s);
+/* workload.c */
+int sim_workload_gen(const struct sim_params *p, struct sim_workload *w);
+void sim_workload_free(struct sim_workload *w);
+uint8_t sim_prio_of(int prio, const struct sim_job_spec *j, uint32_t seq);
+stime_t sim_compute_draw(const struct sim_params *p,
+			 const struct sim_job_spec *j, unsigned rank,
+			 unsigned iter);
+double sim_pkt_bytes(unsigned nvals);
+uint64_t sim_mix64(uint64_t x);
+/* sim.c */
+int sim_run(const struct sim_params *p, const struct sim_workload *w,
+	    int policy, struct sim_result *r);
+void sim_result_free(struct sim_result *r);
+double sim_quantile(const double *v, unsigned n, double q);
+
+#endif /* ESA_SIM_H */

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * esa_sim: parameters, presets, the seeded job workload and the priority
+ * functions.  Nothing here depends on the allocation policy, so every policy
+ * runs exactly the same jobs.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include "sim.h"
+
+/*
+ * Gradient sizes are the models' parameter counts.  Compute times are the
+ * order of magnitude of one training iteration on one V100-class GPU with
+ * mixed precision (ResNet-50 and VGG-16 at 64 images, BERT-base at 32
+ * sequences of 128 tokens); they set how communication-bound a job is and
+ * can be scaled with --compute-scale.
+ */
+const struct sim_model sim_models[SIM_NMODELS] = {
+	{ "resnet50",	25.6e6,	55.0 },
+	{ "vgg16",	138.0e6, 120.0 },
+	{ "bert-base",	110.0e6, 100.0 },
+};
+
+void sim_defaults(struct sim_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	/* A rack of 100 Gbps hosts behind one Tofino-sized switch. */
+	p->link_gbps = 100;
+	p->ps_link_gbps = 100;
+	p->prop_us = 1.0;
+	p->switch_mpps = 0;
+	p->ps_mpps = 10;
+	p->worker_mpps = 0;
+	p->ps_copy_cost = 1.0;
+	p->ps_hosts = 0;
+	p->loss = 0;
+	p->pool = 16384;
+	p->nvals = ESA_DEFAULT_VALUES;
+	p->stale_ms = 1.0;
+	p->window = 128;
+	p->timeout_us = 500;
+	p->timeout_max_us = 8000;
+	p->njobs = 100;
+	p->load = 32;
+	p->rate = 0;
+	p->wchoice[0] = 2;
+	p->wchoice[1] = 4;
+	p->wchoice[2] = 8;
+	p->nwchoice = 3;
+	p->iter_min = 5;
+	p->iter_max = 20;
+	p->scale = 0.002;
+	p->compute_scale = 1.0;
+	p->straggle = 0.05;
+	p->model_mask = (1u << SIM_NMODELS) - 1;
+	p->prio = SIM_PRIO_LAS;
+	p->swml_regions = 0;
+	p->seed = 1;
+	p->ts_bin_us = 0;
+	p->max_sim_s = 1000;
+}
+
+int sim_preset(struct sim_params *p, const char *name)
+{
+	if (!strcmp(name, "datacenter")) {
+		sim_defaults(p);
+		return 0;
+	}
+	if (!strcmp(name, "testbed")) {
+		/*
+		 * The single-machine namespace testbed: veth links that move
+		 * about 1 Gbps each, the XDP switch and user-space hosts on
+		 * two cores, a small pool, a user-space PS.
+		 */
+		sim_defaults(p);
+		p->link_gbps = 1;
+		p->ps_link_gbps = 1;
+		p->prop_us = 20;
+		p->switch_mpps = 1.0;
+		p->ps_mpps = 0.2;
+		p->worker_mpps = 0.2;
+		p->pool = 64;
+		p->stale_ms = 100;	/* the XDP program's default */
+		p->window = 32;
+		p->timeout_us = 20000;
+		p->timeout_max_us = 200000;
+		p->njobs = 4;
+		p->load = 4;
+		p->wchoice[0] = 2;
+		p->wchoice[1] = 3;
+		p->wchoice[2] = 4;
+		p->nwchoice = 3;
+		p->iter_min = 5;
+		p->iter_max = 10;
+		p->scale = 0.001;
+		p->compute_scale = 10;
+		return 0;
+	}
+	return -1;
+}
+
+static const char *const prio_names[__SIM_PRIO_MAX] = {
+	[SIM_PRIO_STATIC] = "static",
+	[SIM_PRIO_LAS] = "las",
+	[SIM_PRIO_SRSF] = "srsf",
+	[SIM_PRIO_FLAT] = "flat",
+};
+
+const char *sim_prio_name(int prio)
+{
+	return prio >= 0 && prio < __SIM_PRIO_MAX ? prio_names[prio] : "?";
+}
+
+int sim_prio_parse(const char *s)
+{
+	for (int i = 0; i < __SIM_PRIO_MAX; i++)
+		if (!strcmp(s, prio_names[i]))
+			return i;
+	return -1;
+}
+
+static const char *const policy_names[__ESA_POLICY_MAX] = {
+	[ESA_POLICY_ESA] = "esa",
+	[ESA_POLICY_ATP] = "atp",
+	[ESA_POLICY_SWITCHML] = "switchml",
+};
+
+const char *sim_policy_name(int policy)
+{
+	return policy >= 0 && policy < __ESA_POLICY_MAX ? policy_names[policy] : "?";
+}
+
+int sim_policy_parse(const char *s)
+{
+	for (int i = 0; i < __ESA_POLICY_MAX; i++)
+		if (!strcmp(s, policy_names[i]))
+			return i;
+	return -1;
+}
+
+/* Bytes a packet takes on the wire: Ethernet (with preamble, FCS and
+ * inter-frame gap), IPv4, UDP, the ESA header and the values.
+ */
+double sim_pkt_bytes(unsigned nvals)
+{
+	return 8 + 14 + 20 + 8 + ESA_HDR_LEN + 4.0 * nvals + 4 + 12;
+}
+
+/* splitmix64's finaliser: the simulator's only source of randomness. */
+uint64_t sim_mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/* Uniform in (0, 1). */
+static double u01(uint64_t *s)
+{
+	*s = sim_mix64(*s);
+	return ((*s >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+/*
+ * One worker's compute time in one iteration: the job's mean plus an
+ * exponential straggler delay, drawn from (job, rank, iteration) alone so
+ * that it does not depend on the order of events.
+ */
+stime_t sim_compute_draw(const struct sim_params *p,
+			 const struct sim_job_spec *j, unsigned rank,
+			 unsigned iter)
+{
+	uint64_t s = j->seed ^ sim_mix64(((uint64_t)rank << 32) | iter);
+	double e = -log(u01(&s));
+
+	return j->compute + (stime_t)(j->compute * p->straggle * e);
+}
+
+/*
+ * Priority of chunk seq of job j: a function of the job and the chunk only,
+ * so that every worker stamps the same priority on the same chunk.  Service
+ * is counted in chunks (one aggregator slot each), in levels of 1/16 of a
+ * doubling: LAS lowers a job's priority as it aggregates more, SRSF raises
+ * it as its remaining chunks shrink.  0 is never used.
+ */
+static uint8_t prio_level(double chunks)
+{
+	double lv = 16.0 * log2(1.0 + chunks / 64.0);
+
+	if (lv > 254)
+		lv = 254;
+	return (uint8_t)(255 - (unsigned)lv);
+}
+
+uint8_t sim_prio_of(int prio, const struct sim_job_spec *j, uint32_t seq)
+{
+	uint64_t total = (uint64_t)j->chunks * j->iters;
+
+	switch (prio) {
+	case SIM_PRIO_STATIC:
+		return j->sprio;
+	case SIM_PRIO_LAS:
+		return prio_level(seq);
+	case SIM_PRIO_SRSF:
+		return prio_level((double)(total - seq));
+	default:
+		return 1;
+	}
+}
+
+/* The job's JCT if it ran alone with a perfect switch (for the load). */
+static double ideal_jct(const struct sim_params *p, const struct sim_job_spec *j)
+{
+	double pkt = sim_pkt_bytes(p->nvals) * 8 / (p->link_gbps * 1e9);
+	double hw = 0, comm, comp;
+
+	if (p->worker_mpps > 0 && 1 / (p->worker_mpps * 1e6) > pkt)
+		pkt = 1 / (p->worker_mpps * 1e6);
+	for (unsigned i = 1; i <= j->nworkers; i++)
+		hw += 1.0 / i;
+	comp = (double)j->compute / T_S * (1 + p->straggle * hw);
+	comm = j->chunks * pkt + 4 * p->prop_us * 1e-6 + 2 * pkt;
+	return j->iters * (comp + comm);
+}
+
+int sim_workload_gen(const struct sim_params *p, struct sim_workload *w)
+{
+	uint64_t s = sim_mix64(p->seed ^ 0x5eedULL);
+	unsigned nm = 0, models[SIM_NMODELS];
+	double t = 0, sum = 0;
+
+	memset(w, 0, sizeof(*w));
+	for (unsigned m = 0; m < SIM_NMODELS; m++)
+		if (p->model_mask & (1u << m))
+			models[nm++] = m;
+	if (!nm || !p->njobs || !p->nwchoice || p->iter_min < 1 ||
+	    p->iter_max < p->iter_min || p->njobs > 65535)
+		return -1;
+	w->job = calloc(p->njobs, sizeof(*w->job));
+	if (!w->job)
+		return -1;
+	w->njobs = p->njobs;
+	for (unsigned i = 0; i < p->njobs; i++) {
+		struct sim_job_spec *j = &w->job[i];
+		const struct sim_model *m;
+		double ch;
+
+		j->model = models[(unsigned)(u01(&s) * nm)];
+		m = &sim_models[j->model];
+		j->nworkers = p->wchoice[(unsigned)(u01(&s) * p->nwchoice)];
+		j->iters = p->iter_min +
+			   (unsigned)(u01(&s) * (p->iter_max - p->iter_min + 1));
+		ch = ceil(m->params * p->scale / p->nvals);
+		j->chunks = ch < 1 ? 1 : (unsigned)ch;
+		j->compute = (stime_t)(m->compute_ms * p->scale *
+				       p->compute_scale * T_MS);
+		j->sprio = 1 + (uint8_t)(u01(&s) * 255);
+		s = sim_mix64(s);
+		j->seed = s;
+		j->ideal_s = ideal_jct(p, j);
+		sum += j->ideal_s;
+	}
+	w->mean_ideal_s = sum / p->njobs;
+	w->rate = p->rate > 0 ? p->rate : p->load / w->mean_ideal_s;
+	for (unsigned i = 0; i < p->njobs; i++) {
+		w->job[i].arrival = (stime_t)(t * T_S);
+		t += -log(u01(&s)) / w->rate;
+	}
+	return 0;
+}
+
+void sim_workload_free(struct sim_workload *w)
+{
+	free(w->job);
+	w->job = NULL;
+}
