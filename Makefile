@@ -14,7 +14,7 @@ CFLAGS	?= -O2 -g
 CFLAGS	+= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	   -D_GNU_SOURCE $(INCLUDES)
 BPF_CFLAGS := -O2 -g -Wall -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
-	   -I/usr/include/$(TRIPLET) $(INCLUDES)
+	   -I/usr/include/$(TRIPLET) -Ibpf $(INCLUDES)
 LDLIBS	:= -lbpf -lelf -lz -lpthread -lm
 
 ifeq ($(V),1)
@@ -28,7 +28,7 @@ endif
 BPF_OBJS := $(OUTPUT)/esa.bpf.o $(OUTPUT)/esa_bench.bpf.o $(OUTPUT)/esa_pass.bpf.o
 SKELS	 := $(OUTPUT)/esa.skel.h $(OUTPUT)/esa_bench.skel.h
 COMMON	 := $(OUTPUT)/common/loader.o $(OUTPUT)/common/util.o $(OUTPUT)/common/names.o
-HDRS	 := include/uapi/linux/esa.h include/esa_policy.h $(wildcard user/common/*.h)
+HDRS	 := include/uapi/linux/esa.h include/esa_policy.h $(wildcard user/common/*.h bpf/*.h)
 TOOLS	 := $(OUTPUT)/esactl
 TESTS	 := $(OUTPUT)/selftests/esa_golden $(OUTPUT)/selftests/esa_fuzz \
 	    $(OUTPUT)/selftests/esa_stress $(OUTPUT)/selftests/esa_send \
@@ -67,9 +67,9 @@ $(OUTPUT)/esactl: user/esactl/esactl.c $(COMMON) $(HDRS) | $(OUTPUT)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(COMMON) $(LDLIBS) -o $@
 
-$(OUTPUT)/esa_bench: selftests/esa/esa_bench.c selftests/esa/testlib.h $(COMMON) $(HDRS) | $(OUTPUT)
+$(OUTPUT)/esa_bench: selftests/esa/esa_bench.c selftests/esa/testlib.h $(OUTPUT)/esa_bench.skel.h $(COMMON) $(HDRS) | $(OUTPUT)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) -Iselftests/esa $< $(COMMON) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -Iselftests/esa -Ibpf $< $(COMMON) $(LDLIBS) -o $@
 
 # The kernel's kselftest harness, from Debian's linux-source package.
 KSFT	:= $(OUTPUT)/kselftest/kselftest_harness.h

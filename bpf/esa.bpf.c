@@ -86,6 +86,43 @@ struct {
 	__type(value, struct esa_dest);
 } esa_dests SEC(".maps");
 
+/*
+ * Per job, the route to its PS as the FIB last gave it, so that a result's
+ * copy for the PS does not cost a FIB lookup each time (about 100 ns here).
+ */
+struct esa_route {
+	__u64	stamp_ns;	/* when looked up; 0: never */
+	__u32	gen;		/* job generation it was looked up for */
+	__u32	ifindex;
+	__be32	ps_ip;
+	__be16	ps_port;
+	__u8	dmac[6];
+	__u8	smac[6];
+	__u16	resv;
+};
+
+#define ESA_ROUTE_TTL_NS	(100 * NSEC_PER_MSEC)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct esa_route);
+} esa_routes SEC(".maps");
+
+/* The coarse clock, read once per tick per CPU (see esa_now()). */
+struct esa_clock {
+	__u64	jiffies;
+	__u64	now_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct esa_clock);
+} esa_clock SEC(".maps");
+
 /* Ports that deliver results: key ESA_PORT_KEY(ifindex, lane). */
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
@@ -111,6 +148,28 @@ static __always_inline int esa_drop(struct esa_counters *c, __u32 idx)
 	if (idx < __ESA_C_MAX)
 		CNT(c, idx);
 	return XDP_DROP;
+}
+
+/*
+ * CLOCK_MONOTONIC, coarse: what leases and ageing need.  The coarse clock
+ * only moves on ticks, so it is read once per tick per CPU (the helper costs
+ * about 15 ns a packet here; reading jiffies costs next to nothing).  At
+ * worst a tick stale, the way the coarse clock always is.
+ */
+static __always_inline __u64 esa_now(void)
+{
+	__u64 j = bpf_jiffies64();
+	struct esa_clock *c;
+	__u32 zero = 0;
+
+	c = bpf_map_lookup_elem(&esa_clock, &zero);
+	if (!c)
+		return bpf_ktime_get_coarse_ns();
+	if (c->jiffies != j) {
+		c->now_ns = bpf_ktime_get_coarse_ns();
+		c->jiffies = j;
+	}
+	return c->now_ns;
 }
 
 static __always_inline void esa_count(__u32 row, int idx)
@@ -173,21 +232,38 @@ static __always_inline struct esa_job *esa_job_lookup(__u32 jid)
 }
 
 /*
+ * A job silent past its lease has lost its slots (see esa_owner_alive());
+ * its next packet renews the lease under a new generation, so the slots
+ * stamped with the old one stay free to all.  One CPU wins the renewal.
+ * Rare, so out of line.  Returns the generation to use.
+ */
+__esa_global int esa_renew(__u32 jid, __u64 last, __u64 now)
+{
+	struct esa_job *j = esa_job_lookup(jid);
+
+	if (!j)
+		return 0;
+	if (__sync_val_compare_and_swap(&j->last_active_ns, last, now) != last)
+		return j->gen;
+	esa_count(jid, ESA_C_EXPIRED);
+	return __sync_fetch_and_add(&j->gen, 1) + 1;
+}
+
+/*
  * Admit the data packet in ctx: check it against its job's registration,
  * renew the job's lease and fill *ji.  Returns 0 or the counter of the drop
- * reason.  A job silent past its lease has lost its slots; its next packet
- * opens a new generation (slots stamped with the old one are free to all).
+ * reason.
  */
-__esa_global int esa_admit(struct xdp_md *ctx, __u64 now, struct esa_jinfo *ji)
+static __always_inline int esa_admit(struct xdp_md *ctx, __u64 now,
+				     struct esa_jinfo *ji)
 {
 	const struct esa_addr *a;
 	struct esa_pkt p;
 	struct esa_job *j;
 	__u16 rank;
 	__u64 last;
-	__u32 gen;
 
-	if (!ji || esa_parse(ctx, &p))
+	if (esa_parse(ctx, &p))
 		return ESA_C_DROP_TRUNC;
 	j = esa_job_lookup(bpf_ntohs(p.h->job));
 	if (!j || j->state != ESA_JOB_ACTIVE)
@@ -202,19 +278,11 @@ __esa_global int esa_admit(struct xdp_md *ctx, __u64 now, struct esa_jinfo *ji)
 		return ESA_C_DROP_SPOOF;
 
 	last = j->last_active_ns;
-	gen = j->gen;
-	if (esa_lease_over(j->lease_ms, last, now)) {
-		/* One CPU wins the renewal and opens the new generation. */
-		if (__sync_val_compare_and_swap(&j->last_active_ns, last, now) == last) {
-			gen = __sync_fetch_and_add(&j->gen, 1) + 1;
-			esa_count(bpf_ntohs(p.h->job), ESA_C_EXPIRED);
-		} else {
-			gen = j->gen;
-		}
-	} else if ((__s64)(now - last) > (__s64)ESA_STAMP_NS) {
+	ji->gen = j->gen;
+	if (esa_lease_over(j->lease_ms, last, now))
+		ji->gen = esa_renew(bpf_ntohs(p.h->job), last, now);
+	else if ((__s64)(now - last) > (__s64)ESA_STAMP_NS)
 		j->last_active_ns = now;
-	}
-	ji->gen = gen;
 	ji->nworkers = j->nworkers;
 	ji->region_base = j->region_base;
 	ji->region_size = j->region_size;
@@ -296,12 +364,11 @@ static __always_inline void esa_mac_cpy_fib(__u8 *d, const __u8 *s)
 }
 
 /*
- * Remember where the sender of the data packet in ctx lives (rank `rank` of
- * job jid, generation gen), so the egress program of that port can address
- * its copy of a result.  The common case, nothing changed, costs one array
- * lookup and a compare.
+ * Remember where the sender of the data packet in ctx lives (generation gen
+ * of its job), so the egress program of that port can address its copy of
+ * a result.  Runs when something changed: see esa_learn_rank().
  */
-__esa_global int esa_learn_rank(struct xdp_md *ctx, __u32 gen)
+__esa_global int esa_learn_slow(struct xdp_md *ctx, __u32 gen)
 {
 	__u32 k, jid, rank, ifindex = ctx->ingress_ifindex;
 	struct esa_dest_key dk = { .ifindex = ifindex };
@@ -316,10 +383,6 @@ __esa_global int esa_learn_rank(struct xdp_md *ctx, __u32 gen)
 	k = jid * ESA_MAX_WORKERS + rank;
 	l = bpf_map_lookup_elem(&esa_learn, &k);
 	if (!l)
-		return 0;
-	if (l->ifindex == ifindex && l->gen == gen && l->ip == p.ip->saddr &&
-	    l->port == p.udp->source && esa_mac_eq(l->mac, p.eth->h_source) &&
-	    esa_mac_eq(l->port_mac, p.eth->h_dest))
 		return 0;
 
 	nd.ip = p.ip->saddr;
@@ -360,6 +423,26 @@ __esa_global int esa_learn_rank(struct xdp_md *ctx, __u32 gen)
 	*l = nd;
 	esa_count(jid, ESA_C_LEARN);
 	return 0;
+}
+
+/* Where did rank `rank` of job jid send from last time?  Same place: done
+ * (one lookup and a compare); else learn it out of line.
+ */
+static __always_inline void esa_learn_rank(struct xdp_md *ctx,
+					   struct ethhdr *eth,
+					   struct iphdr *ip,
+					   struct udphdr *udp, __u32 jid,
+					   __u32 rank, __u32 gen)
+{
+	__u32 k = jid * ESA_MAX_WORKERS + rank;
+	struct esa_dest *l = bpf_map_lookup_elem(&esa_learn, &k);
+
+	if (l && l->ifindex == ctx->ingress_ifindex && l->gen == gen &&
+	    l->ip == ip->saddr && l->port == udp->source &&
+	    esa_mac_eq(l->mac, eth->h_source) &&
+	    esa_mac_eq(l->port_mac, eth->h_dest))
+		return;
+	esa_learn_slow(ctx, gen);
 }
 
 static __always_inline long esa_fib(struct xdp_md *ctx, struct iphdr *ip,
@@ -427,30 +510,44 @@ __esa_global int esa_to_ps(struct xdp_md *ctx, __u32 ps_job, __u32 row)
  * to, the switch's.
  */
 __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 gen,
-			       int ps_copy)
+			       int ps_copy, __u64 now)
 {
 	struct bpf_fib_lookup fib = {};
+	struct esa_route *rt = NULL;
 	struct esa_meta *m;
 	struct esa_addr ps;
 	struct esa_pkt p;
 	void *data;
 	__u32 pk, n;
 	__be32 sw;
-	long rc;
 
 	if (esa_parse(ctx, &p))
 		return XDP_ABORTED;
 	if (!esa_job_ps(jid, &ps, &n))
 		return esa_drop(esa_ctr(jid), ESA_C_DROP_JOB);
 	if (ps_copy) {
-		rc = esa_fib(ctx, p.ip, p.udp, ps.ip, ps.port, &fib);
-		pk = ESA_PORT_KEY(fib.ifindex, ESA_LANE_PS);
-		if (rc != BPF_FIB_LKUP_RET_SUCCESS ||
-		    !bpf_map_lookup_elem(&esa_ports, &pk)) {
-			p.h->type = ESA_T_PARTIAL;
-			p.h->reason = ESA_R_DELIVER;
-			return esa_to_ps(ctx, jid, jid);
+		rt = bpf_map_lookup_elem(&esa_routes, &jid);
+		if (!rt)
+			return XDP_ABORTED;
+		if (!rt->stamp_ns || rt->gen != gen || rt->ps_ip != ps.ip ||
+		    rt->ps_port != ps.port ||
+		    (__s64)(now - rt->stamp_ns) > (__s64)ESA_ROUTE_TTL_NS) {
+			if (esa_fib(ctx, p.ip, p.udp, ps.ip, ps.port, &fib) !=
+			    BPF_FIB_LKUP_RET_SUCCESS) {
+				rt->stamp_ns = 0;
+				goto whole_to_ps;
+			}
+			rt->gen = gen;
+			rt->ifindex = fib.ifindex;
+			rt->ps_ip = ps.ip;
+			rt->ps_port = ps.port;
+			esa_mac_cpy_fib(rt->dmac, fib.dmac);
+			esa_mac_cpy_fib(rt->smac, fib.smac);
+			rt->stamp_ns = now ? now : 1;
 		}
+		pk = ESA_PORT_KEY(rt->ifindex, ESA_LANE_PS);
+		if (!bpf_map_lookup_elem(&esa_ports, &pk))
+			goto whole_to_ps;
 	}
 
 	sw = p.ip->daddr;
@@ -468,30 +565,42 @@ __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 gen,
 	m->gen = gen;
 	m->resv = 0;
 	m->ps_ifindex = 0;
-	if (ps_copy) {
-		m->ps_ifindex = fib.ifindex;
+	if (rt) {
+		m->ps_ifindex = rt->ifindex;
 		m->ps_ip = ps.ip;
 		m->ps_port = ps.port;
-		esa_mac_cpy_fib(m->ps_mac, fib.dmac);
-		esa_mac_cpy_fib(m->ps_port_mac, fib.smac);
+		esa_mac_cpy(m->ps_mac, rt->dmac);
+		esa_mac_cpy(m->ps_port_mac, rt->smac);
 	}
 	return bpf_redirect_map(&esa_ports, 0, BPF_F_BROADCAST);
+
+whole_to_ps:
+	/* The PS answers resends of lost results, so it must get every sum:
+	 * when its copy cannot be made, it gets the sum and delivers it. */
+	p.h->type = ESA_T_PARTIAL;
+	p.h->reason = ESA_R_DELIVER;
+	return esa_to_ps(ctx, jid, jid);
 }
 
 /* ------------------------------------------------------------------ */
 /* Slot arithmetic: all under the slot lock, no calls.                 */
 /* ------------------------------------------------------------------ */
 
-/* A value v enters an accumulator as v + 2^31: zero-extended, cheap. */
+/*
+ * A value v enters an accumulator as v + 2^31 (zero-extended: cheap), so n
+ * values sum to s = sum(v) + n * 2^31.  Out, u = s - (n - 1) * 2^31 is the
+ * sum plus 2^31: it fits int32 iff u < 2^32, and the int32 is u - 2^31.
+ * ESA_BIAS(n) is what to subtract; OR-ing every u together leaves any
+ * overflow in the high word, checked once per vector, not per value.
+ */
 #define ESA_IN(v)	((__u64)((__u32)(v) ^ 0x80000000U))
-/* Sum minus its bias, and an overflow bit if it left int32. */
+#define ESA_BIAS(n)	((__u64)((n) - 1) << 31)
 #define ESA_OUT(s, bias, ovf)						\
 	({								\
-		__s64 __x = (__s64)((s) - (bias));			\
-		(ovf) |= (__u64)(__x + 0x80000000LL) >> 32;		\
-		(__u32)__x;						\
+		__u64 __u = (s) - (bias);				\
+		(ovf) |= __u;						\
+		(__u32)__u ^ 0x80000000U;				\
 	})
-#define ESA_BIAS(n)	((__u64)(n) << 31)
 
 /* Eight values at a time; nvals is a multiple of eight. */
 #define ESA_FOR_EACH_VALUE(i)						\
@@ -535,7 +644,7 @@ static __always_inline __u64 esa_acc_emit(const __u64 *acc, __u32 *v,
 			v[i + j] = ESA_OUT(acc[i + j] + (add ? ESA_IN(v[i + j]) : 0),
 					   bias, ovf);
 	}
-	return ovf;
+	return ovf >> 32;
 }
 
 /* The slot takes the packet's values, the packet the slot's old sum. */
@@ -552,7 +661,7 @@ static __always_inline __u64 esa_acc_swap(__u64 *acc, __u32 *v, __u64 bias)
 			v[i + j] = ESA_OUT(old, bias, ovf);
 		}
 	}
-	return ovf;
+	return ovf >> 32;
 }
 
 static __always_inline int esa_tomb_match(const struct esa_tomb *t, __u32 jid,
@@ -601,13 +710,14 @@ struct esa_evicted {
 	__u8	resv;
 };
 
-static __always_inline int esa_data(struct xdp_md *ctx, struct esa_hdr *h,
-				    __u32 *vals, __u32 jid,
+static __always_inline int esa_data(struct xdp_md *ctx, struct ethhdr *eth,
+				    struct iphdr *ip, struct udphdr *udp,
+				    struct esa_hdr *h, __u32 *vals, __u32 jid,
 				    struct esa_counters *jc)
 {
 	__u16 rank = bpf_ntohs(h->rank);
 	__u32 seq = bpf_ntohl(h->seq);
-	__u64 now = bpf_ktime_get_coarse_ns();
+	__u64 now = esa_now();
 	__u64 stale_ns = (__u64)esa_cfg.stale_ms * NSEC_PER_MSEC;
 	struct esa_jinfo ji = {};
 	struct esa_evicted ev = {};
@@ -630,7 +740,7 @@ static __always_inline int esa_data(struct xdp_md *ctx, struct esa_hdr *h,
 	err = esa_admit(ctx, now, &ji);
 	if (err)
 		return esa_drop(jc, err);
-	esa_learn_rank(ctx, ji.gen);
+	esa_learn_rank(ctx, eth, ip, udp, jid, rank, ji.gen);
 
 	sidx = esa_slot_index(esa_cfg.policy, jid, seq, esa_cfg.slots,
 			      ji.region_base, ji.region_size);
@@ -677,7 +787,9 @@ static __always_inline int esa_data(struct xdp_md *ctx, struct esa_hdr *h,
 		view.owner = alive ? ESA_OWN_LIVE : ESA_OWN_DEAD;
 		view.stale = stale_ns && (__s64)(now - s->stamp_ns) > (__s64)stale_ns;
 	}
-	if (esa_tomb_match(&s->tomb[0], jid, ji.gen, seq))
+	if (view.owner == ESA_OWN_SELF)
+		;	/* the slot itself says where the chunk is */
+	else if (esa_tomb_match(&s->tomb[0], jid, ji.gen, seq))
 		view.tomb = s->tomb[0].kind;
 	else if (esa_tomb_match(&s->tomb[1], jid, ji.gen, seq))
 		view.tomb = s->tomb[1].kind;
@@ -777,7 +889,7 @@ static __always_inline int esa_data(struct xdp_md *ctx, struct esa_hdr *h,
 			return esa_to_ps(ctx, jid, jid);
 		}
 		CNT(jc, ESA_C_COMPLETED);
-		return esa_broadcast(ctx, jid, ji.gen, 1);
+		return esa_broadcast(ctx, jid, ji.gen, 1, now);
 	case ESA_A_PREEMPT:
 	case ESA_A_AGE:
 		oc = esa_ctr(ev.job);
@@ -866,7 +978,7 @@ static __always_inline int esa_ack(struct xdp_md *ctx, struct iphdr *ip,
 	h->type = ESA_T_RESULT;
 	h->reason = ESA_R_NONE;
 	h->rank = bpf_htons(ESA_RANK_NONE);
-	return esa_broadcast(ctx, jid, gen, 0);
+	return esa_broadcast(ctx, jid, gen, 0, 0);
 }
 
 /* IP options or a first fragment: drop if it is for us, else not ours. */
@@ -911,14 +1023,15 @@ int esa_xdp(struct xdp_md *ctx)
 		return XDP_PASS;
 
 	/* An ESA packet: from here on it is aggregated, sent on, or counted. */
-	jc = esa_ctr(esa_cfg.max_jobs);
 	h = (void *)(udp + 1);
 	if ((void *)(h + 1) > end) {
+		jc = esa_ctr(esa_cfg.max_jobs);
 		CNT(jc, ESA_C_RX);
 		return esa_drop(jc, ESA_C_DROP_TRUNC);
 	}
 	jid = bpf_ntohs(h->job);
 	if (h->version != ESA_VERSION || jid >= esa_cfg.max_jobs) {
+		jc = esa_ctr(esa_cfg.max_jobs);
 		CNT(jc, ESA_C_RX);
 		return esa_drop(jc, h->version != ESA_VERSION ?
 				ESA_C_DROP_VERSION : ESA_C_DROP_JOB);
@@ -934,7 +1047,7 @@ int esa_xdp(struct xdp_md *ctx)
 	    bpf_ntohs(ip->tot_len) != sizeof(*ip) + need)
 		return esa_drop(jc, ESA_C_DROP_COUNT);
 	if (h->type == ESA_T_DATA)
-		return esa_data(ctx, h, vals, jid, jc);
+		return esa_data(ctx, eth, ip, udp, h, vals, jid, jc);
 	if (h->type == ESA_T_ACK && esa_cfg.policy == ESA_POLICY_ATP)
 		return esa_ack(ctx, ip, udp, h, jid, jc);
 	return esa_drop(jc, ESA_C_DROP_TYPE);

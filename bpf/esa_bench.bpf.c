@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * esa_bench.bpf.c - what `make bench` runs beside the ESA program.
+ *
+ * BPF_PROG_TEST_RUN repeats one packet, but the ESA program must see a real
+ * stream (rank after rank, chunk after chunk) to take its real paths: claim,
+ * add, complete and multicast.  bench_drive turns the buffer into the next
+ * packet of that stream (undoing whatever the previous run rewrote) and
+ * tail-calls the program under test.  The floors run behind the same driver:
+ *   bench_tx:  XDP_TX, nothing else;
+ *   bench_add: lock the chunk's slot, add the values, unlock: the least any
+ *              aggregation over ESA's slot layout (esa_slots, esa_acc) does.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/in.h>
+#include <linux/udp.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include <linux/esa.h>
+#include "esa_bench.h"
+
+
+const volatile struct bench_cfg bench_cfg;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} bench_target SEC(".maps");
+
+/* The floor's own copy of ESA's slot layout (same types, same sizes). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct esa_slot);
+} floor_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 4096);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, ESA_MAX_VALUES * sizeof(__u64));
+} floor_acc SEC(".maps");
+
+__u64 bench_n;		/* packets driven so far (one CPU runs the bench) */
+
+static __always_inline __u16 csum(struct iphdr *ip)
+{
+	__u16 *p = (__u16 *)ip;
+	__u32 s = 0;
+
+	ip->check = 0;
+#pragma unroll
+	for (int i = 0; i < 10; i++)
+		s += p[i];
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return ~s;
+}
+
+SEC("xdp")
+int bench_drive(struct xdp_md *ctx)
+{
+	void *data, *end, *meta;
+	struct ethhdr *eth;
+	struct iphdr *ip;
+	struct udphdr *udp;
+	struct esa_hdr *h;
+	__u64 n = bench_n++;
+	__u32 rank = n % bench_cfg.nworkers, seq = n / bench_cfg.nworkers;
+
+	/* Drop the metadata a multicast left behind. */
+	meta = (void *)(long)ctx->data_meta;
+	data = (void *)(long)ctx->data;
+	if (meta < data && bpf_xdp_adjust_meta(ctx, data - meta))
+		return XDP_ABORTED;
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	eth = data;
+	ip = (void *)(eth + 1);
+	udp = (void *)(ip + 1);
+	h = (void *)(udp + 1);
+	if ((void *)(h + 1) > end)
+		return XDP_ABORTED;
+	__builtin_memcpy(eth->h_dest, (const void *)bench_cfg.switch_mac, 6);
+	__builtin_memcpy(eth->h_source, (const void *)bench_cfg.worker_mac, 6);
+	eth->h_source[5] += rank;
+	ip->saddr = bpf_htonl(bpf_ntohl(bench_cfg.worker_ip) + rank);
+	ip->daddr = bench_cfg.switch_ip;
+	ip->ttl = 64;
+	ip->check = csum(ip);
+	udp->source = bench_cfg.worker_port;
+	udp->dest = bpf_htons(ESA_DEFAULT_PORT);
+	h->version = ESA_VERSION;
+	h->type = ESA_T_DATA;
+	h->flags = 0;
+	h->prio = 0;
+	h->job = bpf_htons(bench_cfg.job);
+	h->rank = bpf_htons(rank);
+	h->bitmap = bpf_cpu_to_be64(1ULL << rank);
+	h->seq = bpf_htonl(seq);
+	h->reason = 0;
+	h->resv = 0;
+	bpf_tail_call(ctx, &bench_target, 0);
+	return XDP_ABORTED;
+}
+
+SEC("xdp")
+int bench_tx(struct xdp_md *ctx)
+{
+	return XDP_TX;
+}
+
+SEC("xdp")
+int bench_add(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct esa_hdr *h = data + sizeof(struct ethhdr) + sizeof(struct iphdr) +
+			    sizeof(struct udphdr);
+	__u32 *v = (void *)(h + 1);
+	struct esa_slot *s;
+	__u64 *acc;
+	__u32 idx;
+
+	if ((void *)v + bench_cfg.nvals * sizeof(__u32) > end)
+		return XDP_ABORTED;
+	idx = bpf_ntohl(h->seq) % bench_cfg.slots;
+	s = bpf_map_lookup_elem(&floor_slots, &idx);
+	acc = bpf_map_lookup_elem(&floor_acc, &idx);
+	if (!s || !acc)
+		return XDP_ABORTED;
+	bpf_spin_lock(&s->lock);
+	for (__u32 i = 0; i < ESA_MAX_VALUES; i += 8) {
+		if (i >= bench_cfg.nvals)
+			break;
+#pragma unroll
+		for (int j = 0; j < 8; j++)
+			acc[i + j] += (__u64)(v[i + j] ^ 0x80000000U);
+	}
+	bpf_spin_unlock(&s->lock);
+	return XDP_DROP;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Shared by bpf/esa_bench.bpf.c and the benchmark that drives it. */
+#ifndef ESA_BENCH_H
+#define ESA_BENCH_H
+
+#include <linux/types.h>
+
+struct bench_cfg {
+	__u32	nvals;
+	__u32	slots;
+	__u32	nworkers;
+	__u16	job;
+	__u16	resv;
+	__be32	worker_ip;	/* rank r sends from worker_ip + r */
+	__be32	switch_ip;
+	__be16	worker_port;
+	__u8	worker_mac[6];	/* last byte + r */
+	__u8	switch_mac[6];
+};
+
+#endif /* ESA_BENCH_H */

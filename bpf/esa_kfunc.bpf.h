@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * esa_kfunc.bpf.h - the job functions of esa.bpf.c over esa.ko's registry.
+ *
+ * Built with -DESA_KFUNC, esa.bpf.c includes this instead of its functions
+ * over the esa_jobs map; the semantics are the same (the kfuncs and the
+ * structures they fill are documented in include/uapi/linux/esa.h).  Per
+ * packet, admission is one kfunc call that copies a snapshot of the job
+ * into a stack buffer under RCU: no lookup in a map, no reference taken,
+ * no shared write but the activity stamp (at most once a millisecond).
+ *
+ * The registry is per network namespace and the kfuncs find it through the
+ * packet's receiving device, so each takes the XDP context.  esa.bpf.c
+ * calls esa_owner_alive(), esa_job_ps() and esa_job_regs() without one;
+ * each call site has its context in `ctx`, which the macros below pass on.
+ * Calling them where no `ctx` is in scope fails to compile.
+ */
+#ifndef _ESA_KFUNC_BPF_H
+#define _ESA_KFUNC_BPF_H
+
+extern int bpf_esa_admit(struct xdp_md *ctx, struct esa_kf_admit *a) __ksym;
+extern int bpf_esa_owner_alive(struct xdp_md *ctx, __u32 job, __u32 gen,
+			       __u64 now) __ksym;
+extern int bpf_esa_job(struct xdp_md *ctx, __u32 job,
+		       struct esa_kf_job *out) __ksym;
+
+/*
+ * Admit the data packet in ctx: check it against its job's registration,
+ * renew the job's lease and fill *ji.  Returns 0 or the counter of the drop
+ * reason.  The first packet after the lease ran out is counted as an expiry
+ * here, as on the map path; it belongs to the job's new generation.
+ */
+__esa_global int esa_admit(struct xdp_md *ctx, __u64 now, struct esa_jinfo *ji)
+{
+	struct esa_kf_admit a = {};
+	struct esa_pkt p;
+	int err;
+
+	if (!ji || esa_parse(ctx, &p))
+		return ESA_C_DROP_TRUNC;
+	a.now = now;
+	a.saddr = p.ip->saddr;
+	a.sport = p.udp->source;
+	a.job = bpf_ntohs(p.h->job);
+	a.rank = bpf_ntohs(p.h->rank);
+	a.prio = p.h->prio;
+	err = bpf_esa_admit(ctx, &a);
+	if (err == ESA_C_EXPIRED) {
+		esa_count(a.job, ESA_C_EXPIRED);
+		err = 0;
+	}
+	if (err)
+		return err;
+	ji->gen = a.info.gen;
+	ji->nworkers = a.info.nworkers;
+	ji->region_base = a.info.region_base;
+	ji->region_size = a.info.region_size;
+	return 0;
+}
+
+/* Is generation gen of job jid still alive? */
+#define esa_owner_alive(jid, gen, now)	bpf_esa_owner_alive(ctx, jid, gen, now)
+
+static __always_inline int esa_kf_job_ps(struct xdp_md *ctx, __u32 jid,
+					 struct esa_addr *ps, __u32 *nworkers)
+{
+	struct esa_kf_job j = {};
+
+	if (!bpf_esa_job(ctx, jid, &j))
+		return 0;
+	*ps = j.ps;
+	*nworkers = j.nworkers;
+	return 1;
+}
+
+static __always_inline int esa_kf_job_regs(struct xdp_md *ctx, __u32 jid,
+					   __u32 *gen, __u32 *base,
+					   __u32 *size)
+{
+	struct esa_kf_job j = {};
+
+	if (!bpf_esa_job(ctx, jid, &j))
+		return 0;
+	*gen = j.gen;
+	*base = j.region_base;
+	*size = j.region_size;
+	return 1;
+}
+
+/* The PS of job jid; 0 when the job is gone. */
+#define esa_job_ps(jid, ps, nworkers)	esa_kf_job_ps(ctx, jid, ps, nworkers)
+/* Generation and switchml region of job jid; 0 when the job is gone. */
+#define esa_job_regs(jid, gen, base, size) \
+	esa_kf_job_regs(ctx, jid, gen, base, size)
+
+#endif /* _ESA_KFUNC_BPF_H */

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * make bench: the ESA program's cost per packet under BPF_PROG_TEST_RUN,
+ * beside two floors measured in the same run and through the same driver
+ * (bpf/esa_bench.bpf.c): a bare XDP_TX program and a minimal locked add loop
+ * over ESA's slot layout.  Timings are printed, never judged; the run only
+ * fails if the ESA program did not take the paths it was meant to measure.
+ *
+ * usage: esa_bench [ -n PACKETS ] [ -r ROUNDS ] [ -w WORKERS ] [ -p POLICY ]
+ *                  [ -o OBJECT ]  (another build of bpf/esa.bpf.c)
+ */
+#include <getopt.h>
+#include <math.h>
+
+#include "testlib.h"
+#include "esa_bench.h"
+#include "esa_bench.skel.h"
+
+#define JOB	1
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* ns per packet of one run of n packets of the stream through target. */
+static double run_once(struct esa_bench_bpf *b, int target_fd, int ifindex,
+		       const __u8 *pkt, __u32 len, __u32 n)
+{
+	struct xdp_md ctx = { .data_end = len, .ingress_ifindex = ifindex };
+	__u8 buf[2048];
+	__u32 zero = 0;
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = len,
+		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = n);
+
+	/* The stream goes on across runs: chunks are never repeated. */
+	if (bpf_map_update_elem(bpf_map__fd(b->maps.bench_target), &zero,
+				&target_fd, BPF_ANY))
+		return -1;
+	memcpy(buf, pkt, len);
+	if (bpf_prog_test_run_opts(bpf_program__fd(b->progs.bench_drive), &o))
+		return -1;
+	return o.duration;
+}
+
+/* Interference only ever adds time: the fastest run is the cleanest. */
+static double fastest(double *t, int n)
+{
+	qsort(t, n, sizeof(t[0]), cmp_double);
+	return t[0];
+}
+
+struct result {
+	int	nvals;
+	double	tx, add, esa;
+};
+
+static const char *object;
+
+static int bench_one(struct t_net *net, int nvals, int workers, int policy,
+		     __u32 n, int rounds, struct result *res)
+{
+	struct esa_bench_bpf *b = NULL;
+	struct esa_counters c;
+	char err[ESA_ERR_LEN];
+	struct esa_opts o;
+	struct esa_job j;
+	struct esa e;
+	__s32 vals[ESA_MAX_VALUES];
+	double tx[32], add[32], es[32];
+	__u8 pkt[2048];
+	struct t_pkt p;
+	__u64 chunks;
+	int len, rc = -1;
+
+	esa_opts_default(&o);
+	o.nvals = nvals;
+	o.slots = 4096;
+	o.max_jobs = 16;
+	o.policy = policy;
+	o.kfunc = 0;
+	o.object = object;
+	if (esa_load(&e, &o, err, sizeof(err))) {
+		fprintf(stderr, "esa_bench: %s\n", err);
+		return -1;
+	}
+	j = t_job(workers, T_PS_A, 255, JOB);
+	if (t_port_register(&e, net->sw0) || t_port_register(&e, net->sw1) ||
+	    esa_job_add(&e, JOB, &j, err, sizeof(err))) {
+		fprintf(stderr, "esa_bench: setup: %s\n", err);
+		goto out;
+	}
+
+	b = esa_bench_bpf__open();
+	if (!b)
+		goto out;
+	b->rodata->bench_cfg.nvals = nvals;
+	b->rodata->bench_cfg.slots = o.slots;
+	b->rodata->bench_cfg.nworkers = workers;
+	b->rodata->bench_cfg.job = JOB;
+	b->rodata->bench_cfg.worker_ip = t_worker_ip(0);
+	b->rodata->bench_cfg.switch_ip = t_ip(T_SW_IP);
+	b->rodata->bench_cfg.worker_port = htons(T_WORKER_PORT + JOB);
+	t_worker_mac(0, b->rodata->bench_cfg.worker_mac);
+	memcpy(b->rodata->bench_cfg.switch_mac, net->sw0_mac, 6);
+	bpf_map__set_max_entries(b->maps.floor_slots, o.slots);
+	bpf_map__set_max_entries(b->maps.floor_acc, o.slots);
+	bpf_map__set_value_size(b->maps.floor_acc, nvals * sizeof(__u64));
+	if (esa_bench_bpf__load(b)) {
+		fprintf(stderr, "esa_bench: cannot load the driver\n");
+		goto out;
+	}
+
+	for (int i = 0; i < nvals; i++)
+		vals[i] = (i * 2654435761u) >> 8;
+	p = t_data(net, JOB, 0, 0, 0, vals, nvals);
+	len = t_build(&p, pkt);
+
+	/* Interleave the three so that drifts of the machine hit all alike. */
+	esa_counters_reset(&e);
+	res->nvals = nvals;
+	for (int r = 0; r < rounds; r++) {
+		tx[r] = run_once(b, bpf_program__fd(b->progs.bench_tx), net->sw0, pkt, len, n);
+		add[r] = run_once(b, bpf_program__fd(b->progs.bench_add), net->sw0, pkt, len, n);
+		es[r] = run_once(b, e.prog_fd, net->sw0, pkt, len, n);
+		if (tx[r] < 0 || add[r] < 0 || es[r] < 0)
+			break;
+	}
+	res->tx = fastest(tx, rounds);
+	res->add = fastest(add, rounds);
+	res->esa = fastest(es, rounds);
+	if (res->tx < 0 || res->add < 0 || res->esa < 0 || tx[0] < 0 || es[0] < 0) {
+		fprintf(stderr, "esa_bench: BPF_PROG_TEST_RUN failed: %s\n", strerror(errno));
+		goto out;
+	}
+
+	/* The stream must have been aggregated, not dropped or sent away. */
+	esa_counters_read(&e, JOB, &c);
+	chunks = (__u64)rounds * (n / workers);
+	if (c.c[ESA_C_COMPLETED] < chunks || c.c[ESA_C_CLAIMED] < chunks ||
+	    c.c[ESA_C_COLLISION] || c.c[ESA_C_DROP_SPOOF] || c.c[ESA_C_DROP_HEADER] ||
+	    c.c[ESA_C_DROP_NOROUTE]) {
+		fprintf(stderr, "esa_bench: values=%d: the ESA program took the wrong paths:"
+			" completed %llu claimed %llu (want >= %llu) collisions %llu\n",
+			nvals, (unsigned long long)c.c[ESA_C_COMPLETED],
+			(unsigned long long)c.c[ESA_C_CLAIMED], (unsigned long long)chunks,
+			(unsigned long long)c.c[ESA_C_COLLISION]);
+		goto out;
+	}
+	rc = 0;
+out:
+	esa_bench_bpf__destroy(b);
+	esa_close(&e);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const int sizes[] = { 32, 64, 256 };
+	struct result res[3];
+	int workers = 8, rounds = 7, policy = ESA_POLICY_ESA, opt;
+	__u32 n = 1000000;
+	struct t_net net;
+
+	while ((opt = getopt(argc, argv, "n:r:w:p:o:")) != -1) {
+		switch (opt) {
+		case 'n': n = strtoul(optarg, NULL, 0); break;
+		case 'r': rounds = atoi(optarg); break;
+		case 'w': workers = atoi(optarg); break;
+		case 'p': policy = esa_policy_parse(optarg); break;
+		case 'o': object = optarg; break;
+		default:
+			fprintf(stderr, "usage: esa_bench [-n PACKETS] [-r ROUNDS] [-w WORKERS] [-p POLICY] [-o OBJECT]\n");
+			return 2;
+		}
+	}
+	if (rounds < 1 || rounds > 31 || workers < 2 || workers > ESA_MAX_WORKERS ||
+	    policy < 0 || n < (__u32)workers) {
+		fprintf(stderr, "esa_bench: bad arguments\n");
+		return 2;
+	}
+	if (esa_netns_setup(&net)) {
+		fprintf(stderr, "esa_bench: cannot set up a network namespace (root?)\n");
+		return 1;
+	}
+	printf("ESA data plane, policy %s: ns per packet under BPF_PROG_TEST_RUN, one core,\n"
+	       "median of %d runs of %u packets; a job of %d workers, so per chunk 1 claim,\n"
+	       "%d adds and 1 completion (result multicast with the PS's copy).\n"
+	       "Floors measured in the same run through the same driver.\n\n",
+	       esa_policy_names[policy], rounds, n, workers, workers - 2);
+	printf("%6s %12s %12s %10s %8s %9s %12s %14s\n", "values", "bare XDP_TX",
+	       "locked add", "ESA", "ESA/add", "ESA Mpps", "ESA Gelem/s", "add Gelem/s");
+	for (int i = 0; i < 3; i++) {
+		if (bench_one(&net, sizes[i], workers, policy, n, rounds, &res[i]))
+			return 1;
+		printf("%6d %9.1f ns %9.1f ns %7.1f ns %8.2f %9.2f %12.2f %14.2f\n",
+		       sizes[i], res[i].tx, res[i].add, res[i].esa,
+		       res[i].esa / res[i].add, 1e3 / res[i].esa,
+		       sizes[i] / res[i].esa, sizes[i] / res[i].add);
+		fflush(stdout);
+	}
+	printf("\nESA's own logic over the add floor, harness (XDP_TX floor) removed: ");
+	for (int i = 0; i < 3; i++)
+		printf("%s%d values %.2fx", i ? ", " : "", sizes[i],
+		       (res[i].esa - res[i].tx) / (res[i].add - res[i].tx));
+	printf("\nbench: values=256 esa_ns=%.1f floor_add_ns=%.1f ratio=%.2f\n",
+	       res[2].esa, res[2].add, res[2].esa / res[2].add);
+	return 0;
+}
