@@ -316,4 +316,193 @@ struct esa_counters {
 	__u64	c[__ESA_C_MAX];
 };
 
+/* ======================================================================== */
+/* Generic netlink API of esa.ko                                             */
+/* ======================================================================== */
+/*
+ * esa.ko keeps one job registry per network namespace, the same registry the
+ * XDP program of that namespace reads through the module's kfuncs (below).
+ * User space manages it through the generic netlink family ESA_GENL_NAME,
+ * version ESA_GENL_VERSION.  Every command needs CAP_NET_ADMIN in the user
+ * namespace that owns the network namespace, and so does joining the
+ * "events" multicast group where the kernel supports it (6.1.y with the
+ * GENL_MCAST_CAP_NET_ADMIN backport, 6.8 and later).  Attribute policies are
+ * strict: unknown attributes, wrong lengths, nests without NLA_F_NESTED and
+ * trailing bytes are rejected, and every rejection carries an extended ACK
+ * message (and, for a missing attribute, NLMSGERR_ATTR_MISS_TYPE).
+ *
+ * Errors: EINVAL malformed or missing attribute, ERANGE a value out of range,
+ * ENOENT no such job, EEXIST job id in use, EOPNOTSUPP attribute that the
+ * command cannot change, EPERM caller lacks CAP_NET_ADMIN.
+ *
+ * Job lifecycle, as on the map path: a job's generation is bumped when it is
+ * added, deleted and when its lease runs out; switch slots belong to a
+ * (job, generation), so every such bump frees all the job's slots at once.
+ * A job whose workers are silent for lease_ms is expired by the module (new
+ * generation, "expired" event) and stays registered: its next packet uses
+ * the new generation.  Re-adding a deleted id gives a new generation.
+ *
+ * ESA_CMD_JOB_ADD: register a job.  Request attributes:
+ *   ESA_JOB_A_ID           NLA_U32, required: 0 .. max_jobs - 1 (module
+ *                          parameter, default 256; ERANGE otherwise).
+ *                          EEXIST if the id is registered.
+ *   ESA_JOB_A_WORKERS      NLA_NESTED, required: 1 .. ESA_MAX_WORKERS
+ *                          entries (ERANGE otherwise), one per rank in rank
+ *                          order; entry r has type r and is itself a nest:
+ *       ESA_ADDR_A_IPV4    NLA_BE32, required, not 0: the rank's address.
+ *       ESA_ADDR_A_PORT    NLA_BE16, optional: its UDP source port; 0 or
+ *                          absent accepts any port.
+ *                          No two ranks may have the same address and port.
+ *   ESA_JOB_A_PS           NLA_NESTED, required: the job's parameter server,
+ *                          ESA_ADDR_A_IPV4 and ESA_ADDR_A_PORT, both
+ *                          required and not 0.
+ *   ESA_JOB_A_MAX_PRIO     NLA_U8, optional, default 0: the highest priority
+ *                          the job's packets may carry.
+ *   ESA_JOB_A_LEASE_MS     NLA_U32, optional, default 0 (never):
+ *                          0 .. ESA_LEASE_MS_MAX.
+ *   ESA_JOB_A_REGION_BASE  NLA_U32, optional, default 0: policy switchml,
+ *   ESA_JOB_A_REGION_SIZE  NLA_U32, optional, default 0: the job's static
+ *                          slot region; base + size must not pass 2^32.
+ *
+ * ESA_CMD_JOB_DEL: unregister ESA_JOB_A_ID (required).  ENOENT if unknown.
+ *
+ * ESA_CMD_JOB_GET: with ESA_JOB_A_ID (required), reply with that job;
+ * with NLM_F_DUMP (no attributes), one message per registered job in id
+ * order.  Reply attributes (also those of ESA_CMD_JOB_ADDED events):
+ *   ESA_JOB_A_ID, ESA_JOB_A_WORKERS, ESA_JOB_A_PS, ESA_JOB_A_MAX_PRIO,
+ *   ESA_JOB_A_LEASE_MS, ESA_JOB_A_REGION_BASE, ESA_JOB_A_REGION_SIZE as in
+ *   ESA_CMD_JOB_ADD (ESA_ADDR_A_PORT always present, 0 meaning any), and
+ *   ESA_JOB_A_GEN          NLA_U32: current generation.
+ *   ESA_JOB_A_IDLE_MS      NLA_U32: milliseconds since the job's last packet
+ *                          (or since it was added), saturating.
+ *   ESA_JOB_A_EXPIRED      NLA_FLAG: present while the lease has run out and
+ *                          no packet came since.
+ *
+ * ESA_CMD_JOB_SET: change ESA_JOB_A_MAX_PRIO (required) of ESA_JOB_A_ID
+ * (required).  No other attribute can change (EOPNOTSUPP): delete the job
+ * and add it again.  Packets already admitted are not affected.
+ *
+ * ESA_CMD_CTR_GET: read the module's counters.  Request: ESA_JOB_A_ID,
+ * optional (any id below max_jobs, registered or not).  Reply:
+ *   ESA_JOB_A_TOTALS       NLA_NESTED, ESA_CTR_A_*: the namespace's totals.
+ *   ESA_JOB_A_ID, ESA_JOB_A_COUNTERS (NLA_NESTED, ESA_CTR_A_*): that id's,
+ *                          kept across delete and re-add, only if asked.
+ *   Counters are NLA_U64: ESA_CTR_A_ADDS, ESA_CTR_A_DELETES,
+ *   ESA_CTR_A_EXPIRIES (leases run out), ESA_CTR_A_RECLAIMS (retired
+ *   generations that had admitted packets, so whose slots were released).
+ *
+ * Events, multicast group ESA_GENL_MCGRP_EVENTS, per namespace:
+ *   ESA_CMD_JOB_ADDED      a job was added; attributes as ESA_CMD_JOB_GET.
+ *   ESA_CMD_JOB_DELETED    ESA_JOB_A_ID, ESA_JOB_A_GEN: the generation it had.
+ *   ESA_CMD_JOB_EXPIRED    ESA_JOB_A_ID, ESA_JOB_A_GEN: the new generation
+ *                          (the lease ran out; the job stays registered).
+ *   ESA_CMD_JOB_RECLAIMED  ESA_JOB_A_ID, ESA_JOB_A_GEN: a retired generation
+ *                          that admitted packets: every slot stamped with it
+ *                          is free.  Follows EXPIRED or DELETED.
+ * Expiries found by the data path before the module's timer are reported
+ * from the timer's work, shortly after; two expiries of one job between
+ * two runs of that work (a lease shorter than the work's latency) are
+ * reported as one event, while the counters count both.
+ */
+#define ESA_GENL_NAME		"esa"
+#define ESA_GENL_VERSION	1
+#define ESA_GENL_MCGRP_EVENTS	"events"
+#define ESA_LEASE_MS_MAX	3600000	/* one hour */
+
+enum esa_cmd {
+	ESA_CMD_UNSPEC,
+	ESA_CMD_JOB_ADD,
+	ESA_CMD_JOB_DEL,
+	ESA_CMD_JOB_GET,
+	ESA_CMD_JOB_SET,
+	ESA_CMD_CTR_GET,
+	ESA_CMD_JOB_ADDED,	/* events only */
+	ESA_CMD_JOB_DELETED,
+	ESA_CMD_JOB_EXPIRED,
+	ESA_CMD_JOB_RECLAIMED,
+	__ESA_CMD_MAX,
+};
+#define ESA_CMD_MAX	(__ESA_CMD_MAX - 1)
+
+enum esa_job_attr {
+	ESA_JOB_A_UNSPEC,
+	ESA_JOB_A_ID,
+	ESA_JOB_A_GEN,
+	ESA_JOB_A_WORKERS,
+	ESA_JOB_A_PS,
+	ESA_JOB_A_MAX_PRIO,
+	ESA_JOB_A_LEASE_MS,
+	ESA_JOB_A_REGION_BASE,
+	ESA_JOB_A_REGION_SIZE,
+	ESA_JOB_A_IDLE_MS,
+	ESA_JOB_A_EXPIRED,
+	ESA_JOB_A_COUNTERS,
+	ESA_JOB_A_TOTALS,
+	__ESA_JOB_A_MAX,
+};
+#define ESA_JOB_A_MAX	(__ESA_JOB_A_MAX - 1)
+
+enum esa_addr_attr {
+	ESA_ADDR_A_UNSPEC,
+	ESA_ADDR_A_IPV4,
+	ESA_ADDR_A_PORT,
+	__ESA_ADDR_A_MAX,
+};
+#define ESA_ADDR_A_MAX	(__ESA_ADDR_A_MAX - 1)
+
+enum esa_ctr_attr {
+	ESA_CTR_A_UNSPEC,
+	ESA_CTR_A_PAD,
+	ESA_CTR_A_ADDS,
+	ESA_CTR_A_DELETES,
+	ESA_CTR_A_EXPIRIES,
+	ESA_CTR_A_RECLAIMS,
+	__ESA_CTR_A_MAX,
+};
+#define ESA_CTR_A_MAX	(__ESA_CTR_A_MAX - 1)
+
+/* ------------------------------------------------------------------------ */
+/* kfuncs of esa.ko for XDP programs                                         */
+/* ------------------------------------------------------------------------ */
+/*
+ * With esa.ko loaded, the XDP program built with -DESA_KFUNC reads the
+ * registry of its packets' namespace (that of the receiving device) through
+ * these kfuncs instead of the esa_jobs map (bpf/esa_kfunc.bpf.h):
+ *
+ *   int bpf_esa_admit(struct xdp_md *ctx, struct esa_kf_admit *a);
+ *	Admit a DATA packet described by a's input fields: 0, or
+ *	ESA_C_EXPIRED when the packet is the job's first after its lease ran
+ *	out (it uses the new generation; count it), or the ESA_C_DROP_*
+ *	counter of the reason it is refused (JOB, RANK, PRIO, SPOOF).  On
+ *	admission a->info is the job's snapshot and its lease is renewed.
+ *   int bpf_esa_owner_alive(struct xdp_md *ctx, __u32 job, __u32 gen,
+ *			     __u64 now);
+ *	1 while generation gen of the job is registered and within its lease.
+ *   int bpf_esa_job(struct xdp_md *ctx, __u32 job, struct esa_kf_job *out);
+ *	1 and *out, or 0 when the job is not registered.
+ *
+ * No refcounts are taken: the snapshot is copied under RCU (XDP programs
+ * run inside an RCU read-side section).  A loaded program that calls them
+ * holds a reference on esa.ko: rmmod fails with EAGAIN until it is gone.
+ */
+struct esa_kf_job {
+	__u32	gen;
+	__u32	region_base;
+	__u32	region_size;
+	__u32	nworkers;
+	struct esa_addr ps;
+};
+
+struct esa_kf_admit {
+	__u64	now;		/* in: bpf_ktime_get_coarse_ns() */
+	__be32	saddr;		/* in: the packet's IPv4 source */
+	__be16	sport;		/* in: its UDP source port */
+	__u16	job;		/* in: job id, host order */
+	__u16	rank;		/* in: rank, host order */
+	__u8	prio;		/* in: priority */
+	__u8	resv;
+	__u32	resv2;
+	struct esa_kf_job info;	/* out */
+};
+
 #endif /* _UAPI_LINUX_ESA_H */

@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * netlink.c - the generic netlink family "esa": job administration,
+ * counters and events.  The API is documented attribute by attribute in
+ * include/uapi/linux/esa.h and specified in kmod/esa.yaml.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <net/genetlink.h>
+#include <net/sock.h>
+#include "compat.h"
+#include "netlink.h"
+
+static const struct nla_policy esa_addr_policy[ESA_ADDR_A_MAX + 1] = {
+	[ESA_ADDR_A_IPV4]	= { .type = NLA_BE32 },
+	[ESA_ADDR_A_PORT]	= { .type = NLA_BE16 },
+};
+
+static struct netlink_range_validation esa_lease_range = {
+	.max = ESA_LEASE_MS_MAX,
+};
+
+/* ADD, and SET (which refuses all but the priority with a clear reason). */
+static const struct nla_policy esa_job_policy[ESA_JOB_A_MAX + 1] = {
+	[ESA_JOB_A_ID]		= { .type = NLA_U32 },
+	[ESA_JOB_A_WORKERS]	= NLA_POLICY_NESTED_ARRAY(esa_addr_policy),
+	[ESA_JOB_A_PS]		= NLA_POLICY_NESTED(esa_addr_policy),
+	[ESA_JOB_A_MAX_PRIO]	= { .type = NLA_U8 },
+	[ESA_JOB_A_LEASE_MS]	= NLA_POLICY_FULL_RANGE(NLA_U32,
+						      &esa_lease_range),
+	[ESA_JOB_A_REGION_BASE]	= { .type = NLA_U32 },
+	[ESA_JOB_A_REGION_SIZE]	= { .type = NLA_U32 },
+};
+
+/* DEL, GET, CTR_GET. */
+static const struct nla_policy esa_id_policy[ESA_JOB_A_MAX + 1] = {
+	[ESA_JOB_A_ID]		= { .type = NLA_U32 },
+};
+
+static struct genl_family esa_family;
+
+/* Events go out only while the family is registered (see esa_genl_exit). */
+static bool esa_genl_live;
+
+static int esa_nl_job_id(struct genl_info *info, u32 *id)
+{
+	struct nlattr *a = info->attrs[ESA_JOB_A_ID];
+
+	if (GENL_REQ_ATTR_CHECK(info, ESA_JOB_A_ID))
+		return -EINVAL;
+	*id = nla_get_u32(a);
+	if (*id >= esa_max_jobs) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a,
+				    "job id not below the module's max_jobs");
+		return -ERANGE;
+	}
+	return 0;
+}
+
+static int esa_nl_parse_addr(const struct nlattr *nest, struct esa_addr *a,
+			     bool ps, struct netlink_ext_ack *extack)
+{
+	struct nlattr *tb[ESA_ADDR_A_MAX + 1];
+	int err;
+
+	err = nla_parse_nested(tb, ESA_ADDR_A_MAX, nest, esa_addr_policy,
+			       extack);
+	if (err)
+		return err;
+	if (NL_REQ_ATTR_CHECK(extack, nest, tb, ESA_ADDR_A_IPV4))
+		return -EINVAL;
+	if (ps && NL_REQ_ATTR_CHECK(extack, nest, tb, ESA_ADDR_A_PORT))
+		return -EINVAL;
+	a->ip = nla_get_in_addr(tb[ESA_ADDR_A_IPV4]);
+	a->port = tb[ESA_ADDR_A_PORT] ? nla_get_be16(tb[ESA_ADDR_A_PORT]) : 0;
+	a->resv = 0;
+	if (!a->ip) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[ESA_ADDR_A_IPV4],
+				    "address 0.0.0.0 is not allowed");
+		return -EINVAL;
+	}
+	if (ps && !a->port) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[ESA_ADDR_A_PORT],
+				    "the parameter server needs a port");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int esa_nl_parse_workers(const struct nlattr *nest,
+				struct esa_job_cfg *cfg,
+				struct netlink_ext_ack *extack)
+{
+	const struct nlattr *e;
+	int rem, err, n = 0, i;
+
+	nla_for_each_nested(e, nest, rem) {
+		if (n == ESA_MAX_WORKERS) {
+			NL_SET_ERR_MSG_ATTR(extack, nest,
+					    "more than 64 workers");
+			return -ERANGE;
+		}
+		if (nla_type(e) != n) {
+			NL_SET_ERR_MSG_ATTR(extack, e,
+					    "worker entries must be in rank order, each of type rank");
+			return -EINVAL;
+		}
+		err = esa_nl_parse_addr(e, &cfg->rank[n], false, extack);
+		if (err)
+			return err;
+		for (i = 0; i < n; i++) {
+			if (cfg->rank[i].ip == cfg->rank[n].ip &&
+			    cfg->rank[i].port == cfg->rank[n].port) {
+				NL_SET_ERR_MSG_ATTR(extack, e,
+						    "two ranks with one address and port");
+				return -EINVAL;
+			}
+		}
+		n++;
+	}
+	if (!n) {
+		NL_SET_ERR_MSG_ATTR(extack, nest, "a job needs a worker");
+		return -ERANGE;
+	}
+	cfg->nworkers = n;
+	return 0;
+}
+
+static int esa_nl_parse_job(struct genl_info *info, struct esa_job_cfg *cfg)
+{
+	struct netlink_ext_ack *extack = info->extack;
+	struct nlattr **tb = info->attrs;
+	u64 end;
+	int err;
+
+	err = esa_nl_job_id(info, &cfg->id);
+	if (err)
+		return err;
+	if (GENL_REQ_ATTR_CHECK(info, ESA_JOB_A_WORKERS) ||
+	    GENL_REQ_ATTR_CHECK(info, ESA_JOB_A_PS))
+		return -EINVAL;
+	err = esa_nl_parse_workers(tb[ESA_JOB_A_WORKERS], cfg, extack);
+	if (err)
+		return err;
+	err = esa_nl_parse_addr(tb[ESA_JOB_A_PS], &cfg->ps, true, extack);
+	if (err)
+		return err;
+	if (tb[ESA_JOB_A_MAX_PRIO])
+		cfg->max_prio = nla_get_u8(tb[ESA_JOB_A_MAX_PRIO]);
+	if (tb[ESA_JOB_A_LEASE_MS])
+		cfg->lease_ms = nla_get_u32(tb[ESA_JOB_A_LEASE_MS]);
+	if (tb[ESA_JOB_A_REGION_BASE])
+		cfg->region_base = nla_get_u32(tb[ESA_JOB_A_REGION_BASE]);
+	if (tb[ESA_JOB_A_REGION_SIZE])
+		cfg->region_size = nla_get_u32(tb[ESA_JOB_A_REGION_SIZE]);
+	end = (u64)cfg->region_base + cfg->region_size;
+	if (end > (u64)U32_MAX + 1) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[ESA_JOB_A_REGION_SIZE],
+				    "region ends past slot 2^32");
+		return -ERANGE;
+	}
+	return 0;
+}
+
+static int esa_nl_job_add(struct sk_buff *skb, struct genl_info *info)
+{
+	struct esa_net *en = esa_net(genl_info_net(info));
+	struct esa_job_cfg *cfg;
+	int err;
+
+	cfg = kzalloc(sizeof(*cfg), GFP_KERNEL);
+	if (!cfg)
+		return -ENOMEM;
+	err = esa_nl_parse_job(info, cfg);
+	if (err)
+		goto out;
+	mutex_lock(&en->lock);
+	if (esa_job_locked(en, cfg->id)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[ESA_JOB_A_ID],
+				    "job id in use");
+		err = -EEXIST;
+	} else {
+		err = esa_job_add(en, cfg);
+	}
+	mutex_unlock(&en->lock);
+out:
+	kfree(cfg);
+	return err;
+}
+
+static int esa_nl_job_del(struct sk_buff *skb, struct genl_info *info)
+{
+	struct esa_net *en = esa_net(genl_info_net(info));
+	u32 id;
+	int err;
+
+	err = esa_nl_job_id(info, &id);
+	if (err)
+		return err;
+	mutex_lock(&en->lock);
+	err = esa_job_del(en, id);
+	mutex_unlock(&en->lock);
+	if (err == -ENOENT)
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[ESA_JOB_A_ID],
+				    "no such job");
+	return err;
+}
+
+static int esa_nl_job_set(struct sk_buff *skb, struct genl_info *info)
+{
+	struct esa_net *en = esa_net(genl_info_net(info));
+	struct esa_kjob *j;
+	int err, i;
+	u32 id;
+
+	err = esa_nl_job_id(info, &id);
+	if (err)
+		return err;
+	if (GENL_REQ_ATTR_CHECK(info, ESA_JOB_A_MAX_PRIO))
+		return -EINVAL;
+	for (i = 1; i <= ESA_JOB_A_MAX; i++) {
+		if (info->attrs[i] && i != ESA_JOB_A_ID &&
+		    i != ESA_JOB_A_MAX_PRIO) {
+			NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[i],
+					    "only the maximum priority can change: delete and add the job");
+			return -EOPNOTSUPP;
+		}
+	}
+	mutex_lock(&en->lock);
+	j = esa_job_locked(en, id);
+	if (j)
+		WRITE_ONCE(j->max_prio,
+			   nla_get_u8(info->attrs[ESA_JOB_A_MAX_PRIO]));
+	mutex_unlock(&en->lock);
+	if (!j) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[ESA_JOB_A_ID],
+				    "no such job");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static int esa_nl_put_addr(struct sk_buff *skb, int type,
+			   const struct esa_addr *a)
+{
+	struct nlattr *nest = nla_nest_start(skb, type);
+
+	if (!nest || nla_put_in_addr(skb, ESA_ADDR_A_IPV4, a->ip) ||
+	    nla_put_be16(skb, ESA_ADDR_A_PORT, a->port))
+		return -EMSGSIZE;
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+static int esa_nl_put_job(struct sk_buff *skb, const struct esa_kjob *j)
+{
+	u64 idle = ktime_get_coarse_ns() - READ_ONCE(j->last_active_ns);
+	struct nlattr *nest;
+	int r;
+
+	idle = div_u64(idle, NSEC_PER_MSEC);
+	if (nla_put_u32(skb, ESA_JOB_A_ID, j->id) ||
+	    nla_put_u32(skb, ESA_JOB_A_GEN, READ_ONCE(j->gen)) ||
+	    nla_put_u8(skb, ESA_JOB_A_MAX_PRIO, READ_ONCE(j->max_prio)) ||
+	    nla_put_u32(skb, ESA_JOB_A_LEASE_MS, j->lease_ms) ||
+	    nla_put_u32(skb, ESA_JOB_A_REGION_BASE, j->region_base) ||
+	    nla_put_u32(skb, ESA_JOB_A_REGION_SIZE, j->region_size) ||
+	    nla_put_u32(skb, ESA_JOB_A_IDLE_MS, min_t(u64, idle, U32_MAX)) ||
+	    (READ_ONCE(j->expired) && nla_put_flag(skb, ESA_JOB_A_EXPIRED)) ||
+	    esa_nl_put_addr(skb, ESA_JOB_A_PS, &j->ps))
+		return -EMSGSIZE;
+	nest = nla_nest_start(skb, ESA_JOB_A_WORKERS);
+	if (!nest)
+		return -EMSGSIZE;
+	for (r = 0; r < j->nworkers; r++)
+		if (esa_nl_put_addr(skb, r, &j->rank[r]))
+			return -EMSGSIZE;
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+/* Room for one job message: fixed attributes plus one nest per rank. */
+static size_t esa_nl_job_size(const struct esa_kjob *j)
+{
+	size_t addr = nla_total_size(nla_total_size(4) + nla_total_size(2));
+
+	return nla_total_size(4) * 7 + nla_total_size(1) + nla_total_size(0) +
+	       addr + nla_total_size(j->nworkers * addr);
+}
+
+static int esa_nl_fill_job(struct sk_buff *skb, const struct esa_kjob *j,
+			   u32 portid, u32 seq, int flags, u8 cmd)
+{
+	void *hdr = genlmsg_put(skb, portid, seq, &esa_family, flags, cmd);
+
+	if (!hdr)
+		return -EMSGSIZE;
+	if (esa_nl_put_job(skb, j)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+static int esa_nl_job_get(struct sk_buff *skb, struct genl_info *info)
+{
+	struct esa_net *en = esa_net(genl_info_net(info));
+	struct sk_buff *msg = NULL;
+	struct esa_kjob *j;
+	int err;
+	u32 id;
+
+	err = esa_nl_job_id(info, &id);
+	if (err)
+		return err;
+	mutex_lock(&en->lock);
+	j = esa_job_locked(en, id);
+	if (!j) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[ESA_JOB_A_ID],
+				    "no such job");
+		err = -ENOENT;
+		goto out;
+	}
+	msg = genlmsg_new(esa_nl_job_size(j), GFP_KERNEL);
+	err = msg ? esa_nl_fill_job(msg, j, info->snd_portid, info->snd_seq,
+				    0, ESA_CMD_JOB_GET) : -ENOMEM;
+out:
+	mutex_unlock(&en->lock);
+	if (err) {
+		nlmsg_free(msg);
+		return err;
+	}
+	return genlmsg_reply(msg, info);
+}
+
+static int esa_nl_job_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct esa_net *en = esa_net(sock_net(skb->sk));
+	struct esa_kjob *j;
+	int err = 0;
+	u32 id;
+
+	mutex_lock(&en->lock);
+	for (id = cb->args[0]; id < esa_max_jobs; id++) {
+		j = esa_job_locked(en, id);
+		if (!j)
+			continue;
+		err = esa_nl_fill_job(skb, j, NETLINK_CB(cb->skb).portid,
+				      cb->nlh->nlmsg_seq, NLM_F_MULTI,
+				      ESA_CMD_JOB_GET);
+		if (err)
+			break;
+	}
+	mutex_unlock(&en->lock);
+	cb->args[0] = id;
+	/* A full skb ends this part; the next call resumes at id. */
+	return err && !skb->len ? err : skb->len;
+}
+
+static int esa_nl_put_ctrs(struct sk_buff *skb, int type,
+			   const struct esa_ctrs *c)
+{
+	struct nlattr *nest = nla_nest_start(skb, type);
+	int i;
+
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < ESA_CTR_NUM; i++)
+		if (nla_put_u64_64bit(skb, ESA_CTR_A_ADDS + i,
+				      atomic64_read(&c->c[i]), ESA_CTR_A_PAD))
+			return -EMSGSIZE;
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+static int esa_nl_ctr_get(struct sk_buff *skb, struct genl_info *info)
+{
+	struct esa_net *en = esa_net(genl_info_net(info));
+	bool one = info->attrs[ESA_JOB_A_ID];
+	struct sk_buff *msg;
+	u32 id = 0;
+	void *hdr;
+	int err;
+
+	if (one) {
+		err = esa_nl_job_id(info, &id);
+		if (err)
+			return err;
+	}
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &esa_family, 0, ESA_CMD_CTR_GET);
+	if (!hdr ||
+	    esa_nl_put_ctrs(msg, ESA_JOB_A_TOTALS, &en->totals) ||
+	    (one && (nla_put_u32(msg, ESA_JOB_A_ID, id) ||
+		     esa_nl_put_ctrs(msg, ESA_JOB_A_COUNTERS,
+				     &en->ids[id].ctrs)))) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+/* Multicast msg to en's namespace, or drop it if nobody listens. */
+static void esa_nl_multicast(struct esa_net *en, struct sk_buff *msg)
+{
+	rcu_read_lock();
+	if (READ_ONCE(esa_genl_live) &&
+	    genl_has_listeners(&esa_family, en->net, 0))
+		genlmsg_multicast_netns(&esa_family, en->net, msg, 0, 0,
+					GFP_ATOMIC);
+	else
+		nlmsg_free(msg);
+	rcu_read_unlock();
+}
+
+void esa_notify_job(struct esa_net *en, const struct esa_kjob *j)
+{
+	struct sk_buff *msg = genlmsg_new(esa_nl_job_size(j), GFP_KERNEL);
+
+	if (!msg)
+		return;
+	if (esa_nl_fill_job(msg, j, 0, 0, 0, ESA_CMD_JOB_ADDED)) {
+		nlmsg_free(msg);
+		return;
+	}
+	esa_nl_multicast(en, msg);
+}
+
+void esa_notify(struct esa_net *en, u8 cmd, u32 id, u32 gen)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = genlmsg_new(nla_total_size(4) * 2, GFP_KERNEL);
+	if (!msg)
+		return;
+	hdr = genlmsg_put(msg, 0, 0, &esa_family, 0, cmd);
+	if (!hdr || nla_put_u32(msg, ESA_JOB_A_ID, id) ||
+	    nla_put_u32(msg, ESA_JOB_A_GEN, gen)) {
+		nlmsg_free(msg);
+		return;
+	}
+	genlmsg_end(msg, hdr);
+	esa_nl_multicast(en, msg);
+}
+
+static const struct genl_ops esa_ops[] = {
+	{
+		.cmd = ESA_CMD_JOB_ADD,
+		.doit = esa_nl_job_add,
+		.policy = esa_job_policy,
+		.maxattr = ESA_JOB_A_MAX,
+		.flags = GENL_UNS_ADMIN_PERM,
+	}, {
+		.cmd = ESA_CMD_JOB_DEL,
+		.doit = esa_nl_job_del,
+		.policy = esa_id_policy,
+		.maxattr = ESA_JOB_A_MAX,
+		.flags = GENL_UNS_ADMIN_PERM,
+	}, {
+		.cmd = ESA_CMD_JOB_GET,
+		.doit = esa_nl_job_get,
+		.dumpit = esa_nl_job_dump,
+		.policy = esa_id_policy,
+		.maxattr = ESA_JOB_A_MAX,
+		.flags = GENL_UNS_ADMIN_PERM,
+	}, {
+		.cmd = ESA_CMD_JOB_SET,
+		.doit = esa_nl_job_set,
+		.policy = esa_job_policy,
+		.maxattr = ESA_JOB_A_MAX,
+		.flags = GENL_UNS_ADMIN_PERM,
+	}, {
+		.cmd = ESA_CMD_CTR_GET,
+		.doit = esa_nl_ctr_get,
+		.policy = esa_id_policy,
+		.maxattr = ESA_JOB_A_MAX,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+};
+
+static const struct genl_multicast_group esa_mcgrps[] = {
+	{ .name = ESA_GENL_MCGRP_EVENTS, .flags = ESA_MCAST_FLAGS },
+};
+
+static struct genl_family esa_family __ro_after_init = {
+	.name = ESA_GENL_NAME,
+	.version = ESA_GENL_VERSION,
+	.maxattr = ESA_JOB_A_MAX,
+	.netnsok = true,
+	.module = THIS_MODULE,
+	.ops = esa_ops,
+	.n_ops = ARRAY_SIZE(esa_ops),
+	.mcgrps = esa_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(esa_mcgrps),
+};
+
+int esa_genl_init(void)
+{
+	int err = genl_register_family(&esa_family);
+
+	if (!err)
+		WRITE_ONCE(esa_genl_live, true);
+	return err;
+}
+
+/*
+ * Lease works may still send events until the registry goes (after this):
+ * stop them from using the family's multicast group once it is released.
+ */
+void esa_genl_exit(void)
+{
+	WRITE_ONCE(esa_genl_live, false);
+	synchronize_rcu();
+	genl_unregister_family(&esa_family);
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The job registry: one per network namespace, an RCU-protected array of
+ * jobs indexed by job id, read by the data path through the kfuncs and
+ * changed by generic netlink commands and by the jobs' lease timers.
+ */
+#ifndef _ESA_REGISTRY_H
+#define _ESA_REGISTRY_H
+
+#include <linux/types.h>
+#include <linux/atomic.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+#include <uapi/linux/esa.h>
+
+enum esa_ctr {
+	ESA_CTR_ADDS,
+	ESA_CTR_DELETES,
+	ESA_CTR_EXPIRIES,
+	ESA_CTR_RECLAIMS,
+	ESA_CTR_NUM,
+};
+
+struct esa_ctrs {
+	atomic64_t c[ESA_CTR_NUM];
+};
+
+/* Events a job owes to user space, sent from process context. */
+struct esa_job_events {
+	bool	expired;
+	bool	reclaimed;
+	u32	expired_gen;	/* generation the expiry opened */
+	u32	reclaimed_gen;	/* generation whose slots were released */
+};
+
+struct esa_net;
+
+struct esa_kjob {
+	/* Read by every packet: kept together at the start. */
+	u32	gen;		/* written under lock */
+	u32	used_gen;	/* last generation that admitted a packet */
+	u64	last_active_ns;	/* ktime_get_coarse_ns() of the last stamp */
+	u32	lease_ms;
+	u32	region_base;
+	u32	region_size;
+	u8	nworkers;
+	u8	max_prio;	/* changed by ESA_CMD_JOB_SET */
+	bool	expired;	/* lease ran out, no packet since */
+	bool	dead;		/* deleted: RCU readers may still see it */
+	struct esa_addr ps;
+	struct esa_addr rank[ESA_MAX_WORKERS];
+
+	/* Control: generation changes, lease timer, owed events. */
+	spinlock_t lock;
+	struct delayed_work lease_work;
+	struct esa_job_events ev;
+	struct esa_net *en;
+	u32	id;
+	struct rcu_head rcu;
+};
+
+/* What ESA_CMD_JOB_ADD asks for, once validated. */
+struct esa_job_cfg {
+	u32	id;
+	u32	lease_ms;
+	u32	region_base;
+	u32	region_size;
+	u8	nworkers;
+	u8	max_prio;
+	struct esa_addr ps;
+	struct esa_addr rank[ESA_MAX_WORKERS];
+};
+
+/* Per job id: survives delete and re-add, like the map's entries. */
+struct esa_id_state {
+	u32	gen;		/* last generation handed out for this id */
+	struct esa_ctrs ctrs;
+};
+
+struct esa_net {
+	struct esa_kjob __rcu **jobs;	/* [esa_max_jobs] */
+	struct esa_id_state *ids;	/* [esa_max_jobs], under lock */
+	struct net *net;
+	struct mutex lock;		/* serialises registry changes */
+	struct esa_ctrs totals;
+};
+
+extern unsigned int esa_max_jobs;
+extern unsigned int esa_net_id;
+
+static inline struct esa_net *esa_net(const struct net *net)
+{
+	return *(struct esa_net **)net_generic(net, esa_net_id);
+}
+
+/* The job registered as id, or NULL: in an RCU (or BH) read section. */
+static inline struct esa_kjob *esa_job_rcu(const struct esa_net *en, u32 id)
+{
+	struct esa_kjob *j;
+
+	if (id >= esa_max_jobs)
+		return NULL;
+	j = rcu_dereference_check(en->jobs[id], rcu_read_lock_bh_held());
+	return j && !READ_ONCE(j->dead) ? j : NULL;
+}
+
+static inline bool esa_lease_over(u32 lease_ms, u64 last, u64 now)
+{
+	return lease_ms && (s64)(now - last) > (s64)lease_ms * NSEC_PER_MSEC;
+}
+
+/* Control plane: under en->lock. */
+int esa_job_add(struct esa_net *en, const struct esa_job_cfg *cfg);
+int esa_job_del(struct esa_net *en, u32 id);
+struct esa_kjob *esa_job_locked(struct esa_net *en, u32 id);
+
+/* Data path: under rcu_read_lock(), any context. */
+int esa_job_activity(struct esa_kjob *j, u64 now, u32 *gen);
+bool esa_job_alive(const struct esa_kjob *j, u32 gen, u64 now);
+
+int esa_registry_init(void);
+void esa_registry_exit(void);
+
+#endif /* _ESA_REGISTRY_H */

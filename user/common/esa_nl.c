@@ -1,0 +1,662 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * esa_nl: client of esa.ko's generic netlink family.
+ *
+ * Plain netlink sockets, not libmnl: the family has a dozen attribute
+ * types, which a page of code builds and parses; every tool that links
+ * user/common keeps its dependencies (the top-level LDLIBS does not grow);
+ * and the tests link statically into the VM's initramfs, while Debian's
+ * libmnl-dev ships no static library.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+
+#include "esa_nl.h"
+
+#ifndef SOL_NETLINK
+#define SOL_NETLINK	270
+#endif
+
+#define ESA_NL_BUF	65536	/* larger than any dump part the kernel sends */
+#define ESA_NL_MSG	8192	/* larger than any request (64 workers) */
+
+struct esa_nl {
+	int	fd;
+	__u16	family;
+	__u32	mcgrp;		/* id of the events group, 0: none */
+	__u32	seq;
+	__u32	portid;
+	bool	joined;
+	char	err[256];
+	bool	has_err;
+	char	buf[ESA_NL_BUF];
+};
+
+/* ------------------------------------------------------------------ */
+/* Messages                                                            */
+/* ------------------------------------------------------------------ */
+
+struct esa_msg {
+	union {
+		struct nlmsghdr nlh;
+		char buf[ESA_NL_MSG];
+	};
+	bool	overflow;
+};
+
+static void *msg_tail(struct esa_msg *m)
+{
+	return m->buf + NLMSG_ALIGN(m->nlh.nlmsg_len);
+}
+
+static void msg_init(struct esa_nl *nl, struct esa_msg *m, __u16 type,
+		     __u16 flags, __u8 cmd)
+{
+	struct genlmsghdr *g;
+
+	memset(&m->nlh, 0, NLMSG_HDRLEN + GENL_HDRLEN);
+	m->overflow = false;
+	m->nlh.nlmsg_len = NLMSG_HDRLEN + GENL_HDRLEN;
+	m->nlh.nlmsg_type = type;
+	m->nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
+	m->nlh.nlmsg_seq = ++nl->seq;
+	g = NLMSG_DATA(&m->nlh);
+	g->cmd = cmd;
+	g->version = type == GENL_ID_CTRL ? 1 : ESA_GENL_VERSION;
+}
+
+static struct nlattr *msg_put(struct esa_msg *m, __u16 type, const void *data,
+			      size_t len)
+{
+	struct nlattr *a = msg_tail(m);
+	size_t total = NLA_ALIGN(NLA_HDRLEN + len);
+
+	if (NLMSG_ALIGN(m->nlh.nlmsg_len) + total > sizeof(m->buf)) {
+		m->overflow = true;
+		return NULL;
+	}
+	a->nla_type = type;
+	a->nla_len = NLA_HDRLEN + len;
+	if (len)
+		memcpy((char *)a + NLA_HDRLEN, data, len);
+	memset((char *)a + NLA_HDRLEN + len, 0, total - NLA_HDRLEN - len);
+	m->nlh.nlmsg_len = NLMSG_ALIGN(m->nlh.nlmsg_len) + total;
+	return a;
+}
+
+static void msg_u32(struct esa_msg *m, __u16 type, __u32 v)
+{
+	msg_put(m, type, &v, sizeof(v));
+}
+
+static struct nlattr *msg_nest(struct esa_msg *m, __u16 type)
+{
+	return msg_put(m, type | NLA_F_NESTED, NULL, 0);
+}
+
+static void msg_nest_end(struct esa_msg *m, struct nlattr *nest)
+{
+	if (nest)
+		nest->nla_len = (char *)msg_tail(m) - (char *)nest;
+}
+
+static void msg_addr(struct esa_msg *m, __u16 type, const struct esa_addr *a)
+{
+	struct nlattr *nest = msg_nest(m, type);
+
+	msg_put(m, ESA_ADDR_A_IPV4, &a->ip, sizeof(a->ip));
+	msg_put(m, ESA_ADDR_A_PORT, &a->port, sizeof(a->port));
+	msg_nest_end(m, nest);
+}
+
+/* Attributes of a received message, by type (up to max). */
+static int parse_attrs(const void *data, int len, const struct nlattr **tb,
+		       int max)
+{
+	const struct nlattr *a;
+
+	memset(tb, 0, (max + 1) * sizeof(*tb));
+	for (a = data; len >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
+	     a->nla_len <= len;
+	     len -= NLA_ALIGN(a->nla_len),
+	     a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len))) {
+		int type = a->nla_type & NLA_TYPE_MASK;
+
+		if (type <= max)
+			tb[type] = a;
+	}
+	return 0;
+}
+
+static const void *attr_data(const struct nlattr *a)
+{
+	return (const char *)a + NLA_HDRLEN;
+}
+
+static int attr_len(const struct nlattr *a)
+{
+	return a->nla_len - NLA_HDRLEN;
+}
+
+static __u32 attr_u32(const struct nlattr *a)
+{
+	__u32 v = 0;
+
+	if (a && attr_len(a) >= 4)
+		memcpy(&v, attr_data(a), 4);
+	return v;
+}
+
+static __u64 attr_u64(const struct nlattr *a)
+{
+	__u64 v = 0;
+
+	if (a && attr_len(a) >= 8)
+		memcpy(&v, attr_data(a), 8);
+	return v;
+}
+
+static __u8 attr_u8(const struct nlattr *a)
+{
+	return a && attr_len(a) >= 1 ? *(const __u8 *)attr_data(a) : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Names                                                               */
+/* ------------------------------------------------------------------ */
+
+static const char *const esa_job_attr_names[] = {
+	[ESA_JOB_A_ID]		= "ESA_JOB_A_ID",
+	[ESA_JOB_A_GEN]		= "ESA_JOB_A_GEN",
+	[ESA_JOB_A_WORKERS]	= "ESA_JOB_A_WORKERS",
+	[ESA_JOB_A_PS]		= "ESA_JOB_A_PS",
+	[ESA_JOB_A_MAX_PRIO]	= "ESA_JOB_A_MAX_PRIO",
+	[ESA_JOB_A_LEASE_MS]	= "ESA_JOB_A_LEASE_MS",
+	[ESA_JOB_A_REGION_BASE]	= "ESA_JOB_A_REGION_BASE",
+	[ESA_JOB_A_REGION_SIZE]	= "ESA_JOB_A_REGION_SIZE",
+	[ESA_JOB_A_IDLE_MS]	= "ESA_JOB_A_IDLE_MS",
+	[ESA_JOB_A_EXPIRED]	= "ESA_JOB_A_EXPIRED",
+	[ESA_JOB_A_COUNTERS]	= "ESA_JOB_A_COUNTERS",
+	[ESA_JOB_A_TOTALS]	= "ESA_JOB_A_TOTALS",
+};
+
+static const char *const esa_addr_attr_names[] = {
+	[ESA_ADDR_A_IPV4]	= "ESA_ADDR_A_IPV4",
+	[ESA_ADDR_A_PORT]	= "ESA_ADDR_A_PORT",
+};
+
+const char *esa_nl_attr_name(int type, int nested)
+{
+	if (nested)
+		return type > 0 && type <= ESA_ADDR_A_MAX ?
+		       esa_addr_attr_names[type] : "unknown";
+	return type > 0 && type <= ESA_JOB_A_MAX ?
+	       esa_job_attr_names[type] : "unknown";
+}
+
+/* ------------------------------------------------------------------ */
+/* Transactions                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Keep the kernel's extended ACK of an error message. */
+static void esa_nl_extack(struct esa_nl *nl, const struct nlmsghdr *h)
+{
+	const struct nlmsgerr *e = NLMSG_DATA(h);
+	const struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+	int off = sizeof(*e);
+
+	if (!(h->nlmsg_flags & NLM_F_ACK_TLVS))
+		return;
+	if (!(h->nlmsg_flags & NLM_F_CAPPED))
+		off += e->msg.nlmsg_len - sizeof(e->msg);
+	off = NLMSG_ALIGN(off);
+	if (NLMSG_HDRLEN + off > (int)h->nlmsg_len)
+		return;
+	parse_attrs((const char *)e + off, h->nlmsg_len - NLMSG_HDRLEN - off,
+		    tb, NLMSGERR_ATTR_MAX);
+	if (tb[NLMSGERR_ATTR_MSG]) {
+		snprintf(nl->err, sizeof(nl->err), "%.*s",
+			 attr_len(tb[NLMSGERR_ATTR_MSG]),
+			 (const char *)attr_data(tb[NLMSGERR_ATTR_MSG]));
+		nl->err[strcspn(nl->err, "\n")] = 0;
+		nl->has_err = true;
+	} else if (tb[NLMSGERR_ATTR_MISS_TYPE]) {
+		snprintf(nl->err, sizeof(nl->err), "missing attribute %s",
+			 esa_nl_attr_name(attr_u32(tb[NLMSGERR_ATTR_MISS_TYPE]),
+					  !!tb[NLMSGERR_ATTR_MISS_NEST]));
+		nl->has_err = true;
+	}
+}
+
+typedef int (*esa_msg_cb)(struct esa_nl *nl, const struct nlmsghdr *h,
+			  void *arg);
+
+/*
+ * Read the answers to request seq until its ACK, error or end of dump,
+ * handing the family's messages to cb until cb returns non-zero.  With seq
+ * 0, read events until cb returns non-zero.
+ */
+static int esa_nl_recv(struct esa_nl *nl, __u32 seq, esa_msg_cb cb, void *arg)
+{
+	int stop = 0;
+
+	for (;;) {
+		const struct nlmsghdr *h;
+		ssize_t n = recv(nl->fd, nl->buf, sizeof(nl->buf), 0);
+		int len;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		len = n;
+		for (h = (const void *)nl->buf; NLMSG_OK(h, len);
+		     h = NLMSG_NEXT(h, len)) {
+			if (h->nlmsg_seq != seq)
+				continue;	/* an event, or a stale answer */
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = NLMSG_DATA(h);
+
+				if (e->error)
+					esa_nl_extack(nl, h);
+				return e->error ? e->error : stop;
+			}
+			if (h->nlmsg_type == NLMSG_DONE) {
+				int err = 0;
+
+				if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(err)))
+					memcpy(&err, NLMSG_DATA(h), sizeof(err));
+				return err < 0 ? err : stop;
+			}
+			if (!stop && cb)
+				stop = cb(nl, h, arg);
+		}
+		if (!seq && stop)
+			return stop;
+	}
+}
+
+static int esa_nl_send(struct esa_nl *nl, struct esa_msg *m)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+
+	nl->has_err = false;
+	if (m->overflow)
+		return -EMSGSIZE;
+	if (sendto(nl->fd, m->buf, m->nlh.nlmsg_len, 0, (struct sockaddr *)&sa,
+		   sizeof(sa)) < 0)
+		return -errno;
+	return 0;
+}
+
+static int esa_nl_do(struct esa_nl *nl, struct esa_msg *m, esa_msg_cb cb,
+		     void *arg)
+{
+	int err = esa_nl_send(nl, m);
+
+	return err ? err : esa_nl_recv(nl, m->nlh.nlmsg_seq, cb, arg);
+}
+
+/* Family id and events group from the controller's answer. */
+static int esa_nl_family_cb(struct esa_nl *nl, const struct nlmsghdr *h,
+			    void *arg)
+{
+	const struct nlattr *tb[CTRL_ATTR_MAX + 1], *g, *gtb[CTRL_ATTR_MCAST_GRP_MAX + 1];
+	int off = NLMSG_HDRLEN + GENL_HDRLEN, rem;
+
+	parse_attrs((const char *)h + off, h->nlmsg_len - off, tb,
+		    CTRL_ATTR_MAX);
+	nl->family = attr_u32(tb[CTRL_ATTR_FAMILY_ID]) & 0xffff;
+	if (!tb[CTRL_ATTR_MCAST_GROUPS])
+		return 0;
+	rem = attr_len(tb[CTRL_ATTR_MCAST_GROUPS]);
+	for (g = attr_data(tb[CTRL_ATTR_MCAST_GROUPS]);
+	     rem >= NLA_HDRLEN && g->nla_len >= NLA_HDRLEN && g->nla_len <= rem;
+	     rem -= NLA_ALIGN(g->nla_len),
+	     g = (const void *)((const char *)g + NLA_ALIGN(g->nla_len))) {
+		const struct nlattr *name;
+
+		parse_attrs(attr_data(g), attr_len(g), gtb,
+			    CTRL_ATTR_MCAST_GRP_MAX);
+		name = gtb[CTRL_ATTR_MCAST_GRP_NAME];
+		if (name && !strncmp(attr_data(name), ESA_GENL_MCGRP_EVENTS,
+				     attr_len(name)))
+			nl->mcgrp = attr_u32(gtb[CTRL_ATTR_MCAST_GRP_ID]);
+	}
+	return 0;
+}
+
+int esa_nl_open(struct esa_nl **out)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	socklen_t salen = sizeof(sa);
+	struct esa_nl *nl;
+	struct esa_msg m;
+	int one = 1, err;
+
+	*out = NULL;
+	nl = calloc(1, sizeof(*nl));
+	if (!nl)
+		return -ENOMEM;
+	nl->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (nl->fd < 0 || bind(nl->fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    getsockname(nl->fd, (struct sockaddr *)&sa, &salen)) {
+		err = -errno;
+		goto fail;
+	}
+	nl->portid = sa.nl_pid;
+	/* Errors explained and without the request echoed; strict dumps. */
+	setsockopt(nl->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(nl->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	setsockopt(nl->fd, SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one,
+		   sizeof(one));
+	msg_init(nl, &m, GENL_ID_CTRL, 0, CTRL_CMD_GETFAMILY);
+	msg_put(&m, CTRL_ATTR_FAMILY_NAME, ESA_GENL_NAME,
+		sizeof(ESA_GENL_NAME));
+	err = esa_nl_do(nl, &m, esa_nl_family_cb, NULL);
+	if (!err && !nl->family)
+		err = -ENOENT;
+	if (err)
+		goto fail;
+	*out = nl;
+	return 0;
+fail:
+	if (nl->fd >= 0)
+		close(nl->fd);
+	free(nl);
+	return err;
+}
+
+void esa_nl_close(struct esa_nl *nl)
+{
+	if (!nl)
+		return;
+	close(nl->fd);
+	free(nl);
+}
+
+const char *esa_nl_error(const struct esa_nl *nl)
+{
+	return nl && nl->has_err ? nl->err : NULL;
+}
+
+int esa_nl_fd(const struct esa_nl *nl)
+{
+	return nl->fd;
+}
+
+int esa_nl_set_timeout(struct esa_nl *nl, unsigned int ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000,
+			      .tv_usec = (ms % 1000) * 1000 };
+
+	return setsockopt(nl->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ?
+	       -errno : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Jobs                                                                */
+/* ------------------------------------------------------------------ */
+
+int esa_nl_job_add(struct esa_nl *nl, __u32 id, const struct esa_job *j)
+{
+	struct nlattr *workers;
+	struct esa_msg m;
+
+	if (j->nworkers > ESA_MAX_WORKERS)
+		return -ERANGE;
+	msg_init(nl, &m, nl->family, 0, ESA_CMD_JOB_ADD);
+	msg_u32(&m, ESA_JOB_A_ID, id);
+	workers = msg_nest(&m, ESA_JOB_A_WORKERS);
+	for (int r = 0; r < j->nworkers; r++)
+		msg_addr(&m, r, &j->rank[r]);
+	msg_nest_end(&m, workers);
+	msg_addr(&m, ESA_JOB_A_PS, &j->ps);
+	msg_put(&m, ESA_JOB_A_MAX_PRIO, &j->max_prio, 1);
+	msg_u32(&m, ESA_JOB_A_LEASE_MS, j->lease_ms);
+	msg_u32(&m, ESA_JOB_A_REGION_BASE, j->region_base);
+	msg_u32(&m, ESA_JOB_A_REGION_SIZE, j->region_size);
+	return esa_nl_do(nl, &m, NULL, NULL);
+}
+
+int esa_nl_job_del(struct esa_nl *nl, __u32 id)
+{
+	struct esa_msg m;
+
+	msg_init(nl, &m, nl->family, 0, ESA_CMD_JOB_DEL);
+	msg_u32(&m, ESA_JOB_A_ID, id);
+	return esa_nl_do(nl, &m, NULL, NULL);
+}
+
+int esa_nl_job_set_prio(struct esa_nl *nl, __u32 id, __u8 max_prio)
+{
+	struct esa_msg m;
+
+	msg_init(nl, &m, nl->family, 0, ESA_CMD_JOB_SET);
+	msg_u32(&m, ESA_JOB_A_ID, id);
+	msg_put(&m, ESA_JOB_A_MAX_PRIO, &max_prio, 1);
+	return esa_nl_do(nl, &m, NULL, NULL);
+}
+
+static void parse_addr(const struct nlattr *nest, struct esa_addr *a)
+{
+	const struct nlattr *tb[ESA_ADDR_A_MAX + 1];
+
+	parse_attrs(attr_data(nest), attr_len(nest), tb, ESA_ADDR_A_MAX);
+	memset(a, 0, sizeof(*a));
+	a->ip = attr_u32(tb[ESA_ADDR_A_IPV4]);
+	if (tb[ESA_ADDR_A_PORT] && attr_len(tb[ESA_ADDR_A_PORT]) >= 2)
+		memcpy(&a->port, attr_data(tb[ESA_ADDR_A_PORT]), 2);
+}
+
+/* A job message (GET reply, dump part or ADDED event) into j and info. */
+static __u32 parse_job(const struct nlmsghdr *h, struct esa_job *j,
+		       struct esa_nl_job_info *info)
+{
+	const struct nlattr *tb[ESA_JOB_A_MAX + 1], *w;
+	int off = NLMSG_HDRLEN + GENL_HDRLEN, rem;
+
+	parse_attrs((const char *)h + off, h->nlmsg_len - off, tb,
+		    ESA_JOB_A_MAX);
+	memset(j, 0, sizeof(*j));
+	j->state = ESA_JOB_ACTIVE;
+	j->gen = attr_u32(tb[ESA_JOB_A_GEN]);
+	j->max_prio = attr_u8(tb[ESA_JOB_A_MAX_PRIO]);
+	j->lease_ms = attr_u32(tb[ESA_JOB_A_LEASE_MS]);
+	j->region_base = attr_u32(tb[ESA_JOB_A_REGION_BASE]);
+	j->region_size = attr_u32(tb[ESA_JOB_A_REGION_SIZE]);
+	if (tb[ESA_JOB_A_PS])
+		parse_addr(tb[ESA_JOB_A_PS], &j->ps);
+	if (tb[ESA_JOB_A_WORKERS]) {
+		rem = attr_len(tb[ESA_JOB_A_WORKERS]);
+		for (w = attr_data(tb[ESA_JOB_A_WORKERS]);
+		     rem >= NLA_HDRLEN && w->nla_len >= NLA_HDRLEN &&
+		     w->nla_len <= rem && j->nworkers < ESA_MAX_WORKERS;
+		     rem -= NLA_ALIGN(w->nla_len),
+		     w = (const void *)((const char *)w + NLA_ALIGN(w->nla_len)))
+			parse_addr(w, &j->rank[j->nworkers++]);
+	}
+	if (info) {
+		info->idle_ms = attr_u32(tb[ESA_JOB_A_IDLE_MS]);
+		info->expired = !!tb[ESA_JOB_A_EXPIRED];
+	}
+	return attr_u32(tb[ESA_JOB_A_ID]);
+}
+
+struct esa_get_arg {
+	struct esa_job *j;
+	struct esa_nl_job_info *info;
+};
+
+static int esa_nl_get_cb(struct esa_nl *nl, const struct nlmsghdr *h,
+			 void *arg)
+{
+	struct esa_get_arg *a = arg;
+
+	if (h->nlmsg_type == nl->family)
+		parse_job(h, a->j, a->info);
+	return 0;
+}
+
+int esa_nl_job_get(struct esa_nl *nl, __u32 id, struct esa_job *j,
+		   struct esa_nl_job_info *info)
+{
+	struct esa_get_arg a = { .j = j, .info = info };
+	struct esa_msg m;
+
+	msg_init(nl, &m, nl->family, 0, ESA_CMD_JOB_GET);
+	msg_u32(&m, ESA_JOB_A_ID, id);
+	return esa_nl_do(nl, &m, esa_nl_get_cb, &a);
+}
+
+struct esa_dump_arg {
+	esa_nl_job_cb cb;
+	void *arg;
+};
+
+static int esa_nl_dump_cb(struct esa_nl *nl, const struct nlmsghdr *h,
+			  void *arg)
+{
+	struct esa_dump_arg *a = arg;
+	struct esa_nl_job_info info;
+	struct esa_job j;
+	__u32 id;
+
+	if (h->nlmsg_type != nl->family)
+		return 0;
+	id = parse_job(h, &j, &info);
+	return a->cb(id, &j, &info, a->arg);
+}
+
+int esa_nl_job_dump(struct esa_nl *nl, esa_nl_job_cb cb, void *arg)
+{
+	struct esa_dump_arg a = { .cb = cb, .arg = arg };
+	struct esa_msg m;
+
+	msg_init(nl, &m, nl->family, NLM_F_DUMP, ESA_CMD_JOB_GET);
+	return esa_nl_do(nl, &m, esa_nl_dump_cb, &a);
+}
+
+/* ------------------------------------------------------------------ */
+/* Counters and events                                                 */
+/* ------------------------------------------------------------------ */
+
+static void parse_ctrs(const struct nlattr *nest, struct esa_nl_counters *c)
+{
+	const struct nlattr *tb[ESA_CTR_A_MAX + 1];
+
+	memset(c, 0, sizeof(*c));
+	if (!nest)
+		return;
+	parse_attrs(attr_data(nest), attr_len(nest), tb, ESA_CTR_A_MAX);
+	c->adds = attr_u64(tb[ESA_CTR_A_ADDS]);
+	c->deletes = attr_u64(tb[ESA_CTR_A_DELETES]);
+	c->expiries = attr_u64(tb[ESA_CTR_A_EXPIRIES]);
+	c->reclaims = attr_u64(tb[ESA_CTR_A_RECLAIMS]);
+}
+
+struct esa_ctr_arg {
+	struct esa_nl_counters *totals, *job;
+};
+
+static int esa_nl_ctr_cb(struct esa_nl *nl, const struct nlmsghdr *h,
+			 void *arg)
+{
+	const struct nlattr *tb[ESA_JOB_A_MAX + 1];
+	int off = NLMSG_HDRLEN + GENL_HDRLEN;
+	struct esa_ctr_arg *a = arg;
+
+	if (h->nlmsg_type != nl->family)
+		return 0;
+	parse_attrs((const char *)h + off, h->nlmsg_len - off, tb,
+		    ESA_JOB_A_MAX);
+	if (a->totals)
+		parse_ctrs(tb[ESA_JOB_A_TOTALS], a->totals);
+	if (a->job)
+		parse_ctrs(tb[ESA_JOB_A_COUNTERS], a->job);
+	return 0;
+}
+
+int esa_nl_counters(struct esa_nl *nl, int id, struct esa_nl_counters *totals,
+		    struct esa_nl_counters *job)
+{
+	struct esa_ctr_arg a = { .totals = totals, .job = id >= 0 ? job : NULL };
+	struct esa_msg m;
+
+	msg_init(nl, &m, nl->family, 0, ESA_CMD_CTR_GET);
+	if (id >= 0)
+		msg_u32(&m, ESA_JOB_A_ID, id);
+	return esa_nl_do(nl, &m, esa_nl_ctr_cb, &a);
+}
+
+int esa_nl_join_events(struct esa_nl *nl)
+{
+	if (nl->joined)
+		return 0;
+	if (!nl->mcgrp)
+		return -ENOENT;
+	if (setsockopt(nl->fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &nl->mcgrp,
+		       sizeof(nl->mcgrp)))
+		return -errno;
+	nl->joined = true;
+	return 0;
+}
+
+struct esa_event_arg {
+	esa_nl_event_cb cb;
+	void *arg;
+};
+
+static int esa_nl_event_msg(struct esa_nl *nl, const struct nlmsghdr *h,
+			    void *arg)
+{
+	const struct genlmsghdr *g = NLMSG_DATA(h);
+	const struct nlattr *tb[ESA_JOB_A_MAX + 1];
+	int off = NLMSG_HDRLEN + GENL_HDRLEN;
+	struct esa_event_arg *a = arg;
+	struct esa_nl_event ev = { .cmd = g->cmd };
+	struct esa_job j;
+
+	if (h->nlmsg_type != nl->family || h->nlmsg_len < (__u32)off)
+		return 0;
+	parse_attrs((const char *)h + off, h->nlmsg_len - off, tb,
+		    ESA_JOB_A_MAX);
+	ev.id = attr_u32(tb[ESA_JOB_A_ID]);
+	ev.gen = attr_u32(tb[ESA_JOB_A_GEN]);
+	if (ev.cmd == ESA_CMD_JOB_ADDED) {
+		parse_job(h, &j, NULL);
+		ev.job = &j;
+	}
+	return a->cb(&ev, a->arg);
+}
+
+int esa_nl_monitor(struct esa_nl *nl, esa_nl_event_cb cb, void *arg)
+{
+	struct esa_event_arg a = { .cb = cb, .arg = arg };
+	int err = esa_nl_join_events(nl);
+
+	nl->has_err = false;
+	/* Events have sequence number 0 and no end: only cb stops this. */
+	return err ? err : esa_nl_recv(nl, 0, esa_nl_event_msg, &a);
+}
+
+int esa_nl_raw(struct esa_nl *nl, __u8 cmd, const void *attrs, size_t len)
+{
+	struct esa_msg m;
+
+	msg_init(nl, &m, nl->family, 0, cmd);
+	if (NLMSG_ALIGN(m.nlh.nlmsg_len) + len > sizeof(m.buf))
+		return -EMSGSIZE;
+	memcpy(msg_tail(&m), attrs, len);
+	m.nlh.nlmsg_len = NLMSG_ALIGN(m.nlh.nlmsg_len) + len;
+	return esa_nl_do(nl, &m, NULL, NULL);
+}
