@@ -509,10 +509,11 @@ static void fuzz(struct __test_metadata *_metadata, int pol, __u32 slots,
 		EXPECT_LT(0, tot.c[ESA_C_PREEMPT_CAUSED]);
 	if (policy == ESA_POLICY_ATP)
 		EXPECT_LT(0, tot.c[ESA_C_ACK]);
-	if (policy == ESA_POLICY_SWITCHML)	/* private regions, window < region */
+	if (policy == ESA_POLICY_SWITCHML) {	/* private regions, window < region */
 		EXPECT_EQ(0, tot.c[ESA_C_COLLISION]);
-	else
+	} else {
 		EXPECT_LT(0, tot.c[ESA_C_COLLISION]);
+	}
 	EXPECT_LT(0, tot.c[ESA_C_TOMB_FWD]);
 	EXPECT_LT(0, st.switch_done);
 	EXPECT_LT(0, st.ps_done);
