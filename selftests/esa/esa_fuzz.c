@@ -12,7 +12,7 @@
  */
 #include <getopt.h>
 
-#include "testlib.h"
+#include "psmodel.h"
 #include "kselftest_harness.h"
 
 #define NJOBS		4
@@ -39,224 +39,18 @@ static __u32 rnd_below(__u32 n)
 	return n ? rnd() % n : 0;
 }
 
-struct job {
-	__u16	id;
-	int	w;		/* workers */
-	__u8	max_prio;
-	const char *ps;
-	__u32	nchunks;	/* chunks the job sends in all */
-	__u32	oldest;		/* oldest chunk not done */
-	__u32	cur[ESA_MAX_WORKERS];	/* next chunk each rank sends */
-};
-
-/* One chunk of one job, as the workers and the model see it. */
-struct chunk {
-	bool	open, done;
-	__u64	sent;		/* ranks that sent their original */
-	int	resends;
-	/* the model PS: disjoint multi-rank pieces, plus single ranks */
-	__u64	multi;
-	__u64	single;
-	__s64	msum[MAXV];
-};
-
-static struct job jobs[NJOBS] = {
+static struct pm_job jobs[NJOBS] = {
 	{ .id = 1, .w = 2, .max_prio = 3, .ps = T_PS_A },
 	{ .id = 2, .w = 3, .max_prio = 7, .ps = T_PS_B },
 	{ .id = 3, .w = 4, .max_prio = 1, .ps = T_PS_A },
 	{ .id = 5, .w = 5, .max_prio = 7, .ps = T_PS_B },
 };
 
-static struct chunk *chunks[NJOBS];
-
-/* What rank r of job j sends for chunk s: deterministic, small values. */
-static __s32 val(int j, int r, __u32 s, int i)
-{
-	__u32 x = (j * 7919 + r * 104729 + s * 1299709 + i * 15485863) ^ (__u32)seed;
-
-	x ^= x >> 13;
-	x *= 0x5bd1e995;
-	x ^= x >> 15;
-	return (__s32)(x % 2000001) - 1000000;
-}
-
-static __s64 want(int j, __u32 s, int i)
-{
-	__s64 sum = 0;
-
-	for (int r = 0; r < jobs[j].w; r++)
-		sum += val(j, r, s, i);
-	return sum;
-}
-
-/* Priority: a deterministic function of job and chunk, within the job's cap. */
-static __u8 prio_of(int j, __u32 s)
-{
-	return (s * 5 + j * 3) % (jobs[j].max_prio + 1);
-}
-
-static int job_index(__u16 id)
-{
-	for (int j = 0; j < NJOBS; j++)
-		if (jobs[j].id == id)
-			return j;
-	return -1;
-}
-
-struct stats {
-	__u64	valid, bad, other, dups, resends, acks;
-	__u64	switch_done, ps_done, ps_pieces, ps_ignored;
-	int	errors;
-};
-
-static void complete(struct __test_metadata *_metadata, struct stats *st,
-		     int j, __u32 s, const __s64 *sum, bool by_switch)
-{
-	struct chunk *c = &chunks[j][s];
-
-	for (int i = 0; i < nvals; i++) {
-		if (sum[i] != want(j, s, i)) {
-			if (st->errors++ < 5)
-				TH_LOG("job %u chunk %u value %d: got %lld want %lld (%s)",
-				       jobs[j].id, s, i, (long long)sum[i],
-				       (long long)want(j, s, i), by_switch ? "switch" : "PS");
-			break;
-		}
-	}
-	if (!c->done) {
-		c->done = true;
-		*(by_switch ? &st->switch_done : &st->ps_done) += 1;
-	}
-}
-
-/* The PS's merge rule: a piece counts only if it shares no rank with what
- * the pieces kept so far cover; single ranks fill in what no piece covers. */
-static void ps_receive(struct __test_metadata *_metadata, struct stats *st,
-		       const struct t_pkt *p)
-{
-	int j = job_index(p->job);
-	__u64 full, have;
-	struct chunk *c;
-	__s64 sum[MAXV];
-
-	if (j < 0 || p->seq >= jobs[j].nchunks) {
-		st->errors++;
-		TH_LOG("PS got a packet of unknown job %u chunk %u", p->job, p->seq);
-		return;
-	}
-	c = &chunks[j][p->seq];
-	full = esa_full_mask(jobs[j].w);
-	st->ps_pieces++;
-	if (p->flags & ESA_F_OVERFLOW) {
-		st->errors++;
-		TH_LOG("overflow flagged on job %u chunk %u", p->job, p->seq);
-		return;
-	}
-	if (c->done) {
-		st->ps_ignored++;
-		return;
-	}
-	if (p->type == ESA_T_PARTIAL && p->bitmap != 0 &&
-	    (p->bitmap & (p->bitmap - 1))) {
-		if (p->bitmap & c->multi) {
-			st->ps_ignored++;	/* overlaps a kept piece */
-			return;
-		}
-		c->multi |= p->bitmap;
-		for (int i = 0; i < nvals; i++)
-			c->msum[i] += p->vals[i];
-	} else if (p->bitmap && !(p->bitmap & (p->bitmap - 1))) {
-		/* one rank: the model knows its data; keep the bit only
-		 * after checking the bytes are that rank's */
-		int r = __builtin_ctzll(p->bitmap);
-
-		for (int i = 0; i < nvals; i++)
-			if (p->vals[i] != val(j, r, p->seq, i)) {
-				st->errors++;
-				TH_LOG("single rank %d of job %u chunk %u altered",
-				       r, p->job, p->seq);
-				return;
-			}
-		c->single |= p->bitmap;
-	} else {
-		st->errors++;
-		TH_LOG("PS got a bad bitmap %llx", (unsigned long long)p->bitmap);
-		return;
-	}
-	have = c->multi | c->single;
-	if ((have & full) != full)
-		return;
-	for (int i = 0; i < nvals; i++) {
-		sum[i] = c->msum[i];
-		for (int r = 0; r < jobs[j].w; r++)
-			if ((c->single & ~c->multi) & (1ULL << r))
-				sum[i] += val(j, r, p->seq, i);
-	}
-	complete(_metadata, st, j, p->seq, sum, false);
-}
-
-/* Send one valid packet; route what comes out. */
-static void send_valid(struct __test_metadata *_metadata, struct esa *e,
-		       struct t_net *n, struct stats *st, int j, int r, __u32 s,
-		       bool resend)
-{
-	__s32 v[MAXV], out[MAXV];
-	struct t_pkt p, o;
-	struct t_run res;
-	__s64 sum[MAXV];
-
-	for (int i = 0; i < nvals; i++)
-		v[i] = val(j, r, s, i);
-	p = t_data(n, jobs[j].id, r, s, prio_of(j, s), v, nvals);
-	if (resend)
-		p.flags = ESA_F_RESEND;
-	ASSERT_EQ(0, t_send(e, &p, n->sw0, &res));
-	st->valid++;
-	if (res.verdict == XDP_DROP)
-		return;
-	ASSERT_EQ(0, t_parse(res.pkt, res.len, &o, out, MAXV));
-	if (res.verdict == XDP_REDIRECT && o.type == ESA_T_RESULT &&
-	    o.reason == ESA_R_HOLD) {
-		/* policy atp: the PS acks the held sum back through the
-		 * switch, which frees the slot and delivers it */
-		o.type = ESA_T_ACK;
-		o.reason = 0;
-		o.saddr = o.daddr;
-		o.sport = T_PS_PORT;
-		o.daddr = t_ip(T_SW_IP);
-		o.dport = ESA_DEFAULT_PORT;
-		ASSERT_EQ(0, t_send(e, &o, n->sw1, &res));
-		st->acks++;
-		ASSERT_EQ(0, t_parse(res.pkt, res.len, &o, out, MAXV));
-		if (res.verdict != XDP_REDIRECT || o.type != ESA_T_RESULT) {
-			st->errors++;
-			TH_LOG("ack of job %u chunk %u: verdict %d", o.job, o.seq,
-			       res.verdict);
-		}
-	}
-	if (res.verdict == XDP_REDIRECT && o.type == ESA_T_RESULT) {
-		if (o.flags & ESA_F_OVERFLOW) {
-			st->errors++;
-			TH_LOG("result of job %u chunk %u flagged overflow", o.job, o.seq);
-		}
-		for (int i = 0; i < nvals; i++)
-			sum[i] = out[i];
-		complete(_metadata, st, job_index(o.job), o.seq, sum, true);
-		return;
-	}
-	if ((res.verdict == XDP_REDIRECT || res.verdict == XDP_PASS) &&
-	    (o.type == ESA_T_PARTIAL || o.type == ESA_T_COLLISION)) {
-		ps_receive(_metadata, st, &o);
-		return;
-	}
-	st->errors++;
-	TH_LOG("valid packet (job %u rank %d chunk %u): verdict %d type %u",
-	       jobs[j].id, r, s, res.verdict, o.type);
-}
+static struct pm pm;
 
 /* A packet for the ESA port that the switch must drop and count. */
 static void send_bad(struct __test_metadata *_metadata, struct esa *e,
-		     struct t_net *n, struct stats *st)
+		     struct t_net *n, struct pm_stats *st)
 {
 	int j = rnd_below(NJOBS), r = rnd_below(jobs[j].w), kind = rnd_below(20);
 	__u32 s = rnd_below(jobs[j].nchunks);
@@ -268,7 +62,7 @@ static void send_bad(struct __test_metadata *_metadata, struct esa *e,
 
 	for (int i = 0; i < nvals; i++)
 		v[i] = rnd();
-	p = t_data(n, jobs[j].id, r, s, prio_of(j, s), v, nvals);
+	p = t_data(n, jobs[j].id, r, s, pm_prio(&pm, j, s), v, nvals);
 	switch (kind) {
 	case 0: p.version = 1 + 1 + rnd_below(254); break;
 	case 1: p.job = 6 + rnd_below(10); p.sport = T_WORKER_PORT + p.job; break;
@@ -317,7 +111,7 @@ run:
 
 /* Not an ESA packet at all: must pass untouched. */
 static void send_other(struct __test_metadata *_metadata, struct esa *e,
-		       struct t_net *n, struct stats *st)
+		       struct t_net *n, struct pm_stats *st)
 {
 	__u8 buf[2048];
 	struct t_pkt p;
@@ -351,8 +145,8 @@ static void fuzz(struct __test_metadata *_metadata, int pol, __u32 slots,
 		 __u32 npackets)
 {
 	struct esa_counters tot;
+	struct pm_stats *st = &pm.st;
 	char err[ESA_ERR_LEN];
-	struct stats st = {};
 	struct esa_opts o;
 	struct t_net net;
 	struct esa e;
@@ -386,24 +180,23 @@ static void fuzz(struct __test_metadata *_metadata, int pol, __u32 slots,
 		/* about half of all packets are valid; each chunk takes w */
 		jobs[j].nchunks = npackets / 2 / NJOBS / jobs[j].w + 1;
 		ASSERT_EQ(0, esa_job_add(&e, jobs[j].id, &jb, err, sizeof(err))) TH_LOG("%s", err);
-		chunks[j] = calloc(jobs[j].nchunks, sizeof(struct chunk));
-		ASSERT_NE(NULL, chunks[j]);
 	}
+	ASSERT_EQ(0, pm_init(&pm, jobs, NJOBS, nvals, seed));
 
 	/* Main phase: every packet is valid, a duplicate, bad, or not ESA. */
 	while (total < npackets) {
 		__u32 dice = rnd_below(100);
 		int j = rnd_below(NJOBS);
-		struct job *jb = &jobs[j];
+		struct pm_job *jb = &jobs[j];
 		__u32 s;
 
 		total++;
 		if (dice < 40) {
-			send_bad(_metadata, &e, &net, &st);
+			send_bad(_metadata, &e, &net, st);
 			continue;
 		}
 		if (dice < 45) {
-			send_other(_metadata, &e, &net, &st);
+			send_other(_metadata, &e, &net, st);
 			continue;
 		}
 		/*
@@ -411,7 +204,7 @@ static void fuzz(struct __test_metadata *_metadata, int pol, __u32 slots,
 		 * ahead of the job's oldest chunk not done; workers and jobs
 		 * interleave at random, so ranks of a chunk arrive apart.
 		 */
-		while (jb->oldest < jb->nchunks && chunks[j][jb->oldest].done)
+		while (jb->oldest < jb->nchunks && pm.chunks[j][jb->oldest].done)
 			jb->oldest++;
 		{
 			int r = rnd_below(jb->w);
@@ -420,17 +213,17 @@ static void fuzz(struct __test_metadata *_metadata, int pol, __u32 slots,
 			if (dice < 47 && cur > 0) {
 				/* the network duplicated a recent packet */
 				s = cur - 1 - rnd_below(cur < WINDOW ? cur : WINDOW);
-				st.dups++;
-				send_valid(_metadata, &e, &net, &st, j, r, s, false);
+				st->dups++;
+				ASSERT_EQ(0, pm_send(&pm, &e, &net, j, r, s, false));
 			} else if (dice == 47 && jb->oldest < cur && !rnd_below(4)) {
 				/* a worker timed out on its oldest chunk */
-				st.resends++;
-				send_valid(_metadata, &e, &net, &st, j, r, jb->oldest, true);
+				st->resends++;
+				ASSERT_EQ(0, pm_send(&pm, &e, &net, j, r, jb->oldest, true));
 			} else if (cur < jb->nchunks && cur < jb->oldest + WINDOW) {
-				chunks[j][cur].sent |= 1ULL << r;
+				pm.chunks[j][cur].sent |= 1ULL << r;
 				jb->cur[r]++;
 				sent++;
-				send_valid(_metadata, &e, &net, &st, j, r, cur, false);
+				ASSERT_EQ(0, pm_send(&pm, &e, &net, j, r, cur, false));
 			} else {
 				total--;
 				if (jb->oldest >= jb->nchunks) {
@@ -449,56 +242,33 @@ static void fuzz(struct __test_metadata *_metadata, int pol, __u32 slots,
 	TH_LOG("main phase sent %llu of %llu originals", (unsigned long long)sent,
 	       (unsigned long long)want_sent);
 
-	/* Every worker sends whatever it never sent; then resends what is not
+	/* Every worker sends whatever it never sent, then resends what is not
 	 * done, until done (a worker resends until it has its result). */
-	for (int j = 0; j < NJOBS; j++)
-		for (__u32 s = 0; s < jobs[j].nchunks; s++)
-			for (int r = 0; r < jobs[j].w; r++)
-				if (!(chunks[j][s].sent & (1ULL << r))) {
-					chunks[j][s].sent |= 1ULL << r;
-					send_valid(_metadata, &e, &net, &st, j, r, s, false);
-				}
-	for (int round = 0; round < 50; round++) {
-		int left = 0;
-
-		for (int j = 0; j < NJOBS; j++)
-			for (__u32 s = 0; s < jobs[j].nchunks; s++) {
-				if (chunks[j][s].done)
-					continue;
-				left++;
-				for (int r = 0; r < jobs[j].w && !chunks[j][s].done; r++) {
-					st.resends++;
-					send_valid(_metadata, &e, &net, &st, j, r, s, true);
-				}
-			}
-		if (!left)
-			break;
-	}
-
+	EXPECT_EQ(0, pm_drain(&pm, &e, &net));
 	for (int j = 0; j < NJOBS; j++) {
 		for (__u32 s = 0; s < jobs[j].nchunks; s++) {
-			EXPECT_TRUE(chunks[j][s].done) TH_LOG("job %u chunk %u never completed",
+			EXPECT_TRUE(pm.chunks[j][s].done) TH_LOG("job %u chunk %u never completed",
 							      jobs[j].id, s);
 		}
 	}
-	EXPECT_EQ(0, st.errors);
+	EXPECT_EQ(0, st->errors);
 
 	/* Every bad packet dropped and counted; nothing else dropped. */
 	ASSERT_EQ(0, esa_counters_sum(&e, &tot));
 	for (int k = ESA_C_DROP_TRUNC; k <= ESA_C_DROP_NOROUTE; k++)
 		drops += tot.c[k];
-	EXPECT_EQ(st.bad, drops);
+	EXPECT_EQ(st->bad, drops);
 	if (policy == ESA_POLICY_ESA && npackets >= 250000)
-		EXPECT_GE(st.bad, 100000);
-	EXPECT_EQ(st.valid + st.bad + st.acks, tot.c[ESA_C_RX]);
+		EXPECT_GE(st->bad, 100000);
+	EXPECT_EQ(st->valid + st->bad + st->acks, tot.c[ESA_C_RX]);
 	TH_LOG("%llu packets: %llu valid (%llu duplicates, %llu resends), %llu bad, %llu not ESA",
-	       (unsigned long long)(st.valid + st.bad + st.other),
-	       (unsigned long long)st.valid, (unsigned long long)st.dups,
-	       (unsigned long long)st.resends, (unsigned long long)st.bad,
-	       (unsigned long long)st.other);
+	       (unsigned long long)(st->valid + st->bad + st->other),
+	       (unsigned long long)st->valid, (unsigned long long)st->dups,
+	       (unsigned long long)st->resends, (unsigned long long)st->bad,
+	       (unsigned long long)st->other);
 	TH_LOG("chunks completed in the switch %llu, by the PS %llu; PS pieces %llu (%llu ignored)",
-	       (unsigned long long)st.switch_done, (unsigned long long)st.ps_done,
-	       (unsigned long long)st.ps_pieces, (unsigned long long)st.ps_ignored);
+	       (unsigned long long)st->switch_done, (unsigned long long)st->ps_done,
+	       (unsigned long long)st->ps_pieces, (unsigned long long)st->ps_ignored);
 	TH_LOG("switch: preemptions %llu collisions %llu tombstone forwards %llu flushes %llu duplicates %llu",
 	       (unsigned long long)tot.c[ESA_C_PREEMPT_CAUSED],
 	       (unsigned long long)tot.c[ESA_C_COLLISION],
@@ -515,15 +285,10 @@ static void fuzz(struct __test_metadata *_metadata, int pol, __u32 slots,
 		EXPECT_LT(0, tot.c[ESA_C_COLLISION]);
 	}
 	EXPECT_LT(0, tot.c[ESA_C_TOMB_FWD]);
-	EXPECT_LT(0, st.switch_done);
-	EXPECT_LT(0, st.ps_done);
+	EXPECT_LT(0, st->switch_done);
+	EXPECT_LT(0, st->ps_done);
 	esa_close(&e);
-	for (int j = 0; j < NJOBS; j++) {
-		free(chunks[j]);
-		jobs[j].oldest = 0;
-		memset(jobs[j].cur, 0, sizeof(jobs[j].cur));
-	}
-	st.errors = 0;
+	pm_free(&pm);
 }
 
 /* A pool far below the jobs' windows: most chunks collide or are evicted. */
