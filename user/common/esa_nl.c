@@ -155,6 +155,15 @@ static __u32 attr_u32(const struct nlattr *a)
 	return v;
 }
 
+static __u16 attr_u16(const struct nlattr *a)
+{
+	__u16 v = 0;
+
+	if (a && attr_len(a) >= 2)
+		memcpy(&v, attr_data(a), 2);
+	return v;
+}
+
 static __u64 attr_u64(const struct nlattr *a)
 {
 	__u64 v = 0;
@@ -315,7 +324,7 @@ static int esa_nl_family_cb(struct esa_nl *nl, const struct nlmsghdr *h,
 
 	parse_attrs((const char *)h + off, h->nlmsg_len - off, tb,
 		    CTRL_ATTR_MAX);
-	nl->family = attr_u32(tb[CTRL_ATTR_FAMILY_ID]) & 0xffff;
+	nl->family = attr_u16(tb[CTRL_ATTR_FAMILY_ID]);
 	if (!tb[CTRL_ATTR_MCAST_GROUPS])
 		return 0;
 	rem = attr_len(tb[CTRL_ATTR_MCAST_GROUPS]);
@@ -454,8 +463,7 @@ static void parse_addr(const struct nlattr *nest, struct esa_addr *a)
 	parse_attrs(attr_data(nest), attr_len(nest), tb, ESA_ADDR_A_MAX);
 	memset(a, 0, sizeof(*a));
 	a->ip = attr_u32(tb[ESA_ADDR_A_IPV4]);
-	if (tb[ESA_ADDR_A_PORT] && attr_len(tb[ESA_ADDR_A_PORT]) >= 2)
-		memcpy(&a->port, attr_data(tb[ESA_ADDR_A_PORT]), 2);
+	a->port = attr_u16(tb[ESA_ADDR_A_PORT]);
 }
 
 /* A job message (GET reply, dump part or ADDED event) into j and info. */

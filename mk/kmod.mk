@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: GPL-2.0
+# esa.ko, the kfunc variant of the XDP program, the netlink client library
+# and the VM tests (docs/kmod.md).
+#
+#   make kmod [KDIR=DIR]  esa.ko for KDIR, by default the running kernel's
+#                         build tree: kmod/esa.ko (see also dkms.conf)
+#   make kmod-debian      esa.ko for Debian 12's 6.1 and 6.12 kernels:
+#                         build/vm/KVER/esa.ko (downloads into vm/)
+#   make vmtest           boot those kernels in qemu (no KVM needed) and
+#                         run the module, netlink, kfunc and XDP tests;
+#                         VM_SERIES="6.12" for one, V=1 for the consoles
+#   make kmod-checkpatch  the kernel's checkpatch.pl on kmod/ (downloads)
+#   make vm-clean         drop the download cache vm/
+# The first two need root only for nothing; kmod-debian and vmtest need
+# Debian's archive (apt-get download), which is why `all` builds neither.
+
+KDIR		?= /lib/modules/$(shell uname -r)/build
+VM_SERIES	?= 6.1 6.12
+VM_BIN		:= $(OUTPUT)/vm/bin
+VM_TESTS	:= $(VM_BIN)/esa_nl_test $(VM_BIN)/esa_kfunc_test \
+		   $(VM_BIN)/esa_unload_test
+VM_LIBS		:= $(OUTPUT)/common/esa_nl.o $(COMMON)
+
+ALL_EXTRA	+= $(OUTPUT)/esa_kfunc.bpf.o $(OUTPUT)/common/esa_nl.o
+CLEAN_EXTRA	+= kmod-clean
+
+.PHONY: kmod kmod-clean kmod-debian kmod-checkpatch vmtest vm-bins vm-clean
+
+kmod:
+	$(Q)$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+kmod-clean:
+	$(Q)rm -f kmod/*.o kmod/*.ko kmod/*.mod kmod/*.mod.c kmod/.*.cmd \
+		kmod/modules.order Module.symvers modules.order .*.cmd \
+		.module-common.o
+
+# The data plane reading jobs through esa.ko.  esa_lease_over() is only
+# the map path's, hence -Wno-unused-function.
+$(OUTPUT)/esa_kfunc.bpf.o: bpf/esa.bpf.c bpf/esa_kfunc.bpf.h $(HDRS) | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DESA_KFUNC -Wno-unused-function -c $< -o $@
+
+$(VM_BIN):
+	$(Q)mkdir -p $@
+
+# Static: the VM's initramfs has no libraries.
+$(VM_BIN)/%: selftests/kmod/%.c selftests/kmod/kmod_test.h selftests/esa/testlib.h \
+		$(VM_LIBS) $(HDRS) $(KSFT) | $(VM_BIN)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) -Wno-sign-compare -Iselftests/esa -I$(OUTPUT)/kselftest \
+		-static $< $(VM_LIBS) $(LDLIBS) -o $@
+
+$(VM_BIN)/qexit: selftests/vm/qexit.c | $(VM_BIN)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) -static $< -o $@
+
+vm-bins: $(VM_TESTS) $(VM_BIN)/qexit $(OUTPUT)/esa_kfunc.bpf.o
+
+kmod-debian:
+	$(Q)selftests/vm/vmtest.sh -b $(VM_SERIES)
+
+vmtest:
+	$(Q)selftests/vm/vmtest.sh $(VM_SERIES)
+
+kmod-checkpatch:
+	$(Q)selftests/vm/checkpatch.sh kmod/*.[ch]
+
+vm-clean:
+	$(call msg,CLEAN,vm)
+	$(Q)rm -rf vm

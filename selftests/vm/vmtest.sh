@@ -1,0 +1,236 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# vmtest.sh - esa.ko, its netlink API and the XDP program's kfunc variant,
+# tested inside Debian 12's own kernels booted in qemu with software
+# emulation (TCG): neither KVM nor module loading on the host is needed.
+#
+# usage: selftests/vm/vmtest.sh [-b] [-i] [SERIES...]   SERIES: 6.1, 6.12
+#   -b  build only: esa.ko for each kernel (build/vm/KVER/esa.ko), the
+#       tests and the initramfs
+#   -i  first install the Debian packages that are missing (apt-get)
+# Prints TAP on stdout: a line per test of each guest, named after its
+# series ("ok 12 - 6.12 esa_nl_test nl.events"), then "N passed, N failed,
+# N skipped".  Console logs are in build/vm/KVER/console.log.  Exit status:
+# 0 all passed, 1 something failed, 4 a requirement is missing (skipped).
+# ESA_VM_TIMEOUT bounds a boot (seconds, default 300); V=1 shows consoles.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+out=build/vm
+cache=${ESA_VM_CACHE:-$top/vm}
+tmo=${ESA_VM_TIMEOUT:-300}
+triplet=$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)
+
+build_only=0 install=0
+while getopts bih o; do
+	case $o in
+	b) build_only=1 ;;
+	i) install=1 ;;
+	*) sed -n '2,/^set /{/^#/s/^# \?//p}' "$0"; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+series=${*:-6.1 6.12}
+
+n=0 pass=0 fail=0 skip=0
+tap() { # tap ok|fail|skip NAME [REASON]
+	n=$((n + 1))
+	case $1 in
+	ok)	pass=$((pass + 1)); echo "ok $n - $2" ;;
+	skip)	skip=$((skip + 1)); echo "ok $n - $2 # SKIP $3" ;;
+	*)	fail=$((fail + 1)); echo "not ok $n - $2" ;;
+	esac
+}
+note() { echo "# $*"; }
+finish() {
+	echo "1..$n"
+	echo "$pass passed, $fail failed, $skip skipped"
+	[ "$fail" = 0 ] || exit 1
+	[ "$pass" != 0 ] || exit 4
+	exit 0
+}
+
+# ------------------------------------------------------------------ #
+# Requirements: command or file, and the Debian package that has it.   #
+# ------------------------------------------------------------------ #
+need=(
+	qemu-system-x86_64:qemu-system-x86 busybox:busybox-static
+	pahole:dwarves cpio:cpio depmod:kmod clang:clang bpftool:bpftool
+	gcc:gcc make:make xz:xz-utils zstd:zstd ip:iproute2 readelf:binutils
+	flock:util-linux apt-get:apt dpkg-deb:dpkg dash:dash
+	"/usr/lib/$triplet/libbpf.a:libbpf-dev"
+	"/usr/lib/$triplet/libelf.a:libelf-dev"
+	"/usr/lib/$triplet/libz.a:zlib1g-dev"
+)
+missing=()
+for x in "${need[@]}"; do
+	what=${x%:*} pkg=${x##*:}
+	case $what in
+	/*) [ -e "$what" ] ;;
+	busybox) ! readelf -l /bin/busybox 2>/dev/null | grep -q INTERP ;; # static
+	*) command -v "$what" >/dev/null ;;
+	esac || missing+=("$pkg")
+done
+if [ ${#missing[@]} != 0 ] && [ $install = 1 ]; then
+	note "installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	{ apt-get update -qq && apt-get install -y -qq --no-install-recommends \
+		"${missing[@]}"; } >&2 || { tap fail "install ${missing[*]}"; finish; }
+	missing=()
+fi
+if [ ${#missing[@]} != 0 ]; then
+	echo "1..0 # SKIP missing Debian packages: ${missing[*]} (run with -i)"
+	exit 4
+fi
+[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root (apt-get download, depmod)"; exit 4; }
+
+# ------------------------------------------------------------------ #
+# Build                                                                #
+# ------------------------------------------------------------------ #
+t0=$(date +%s)
+# The kselftest headers come from the same linux-source deb as 6.1's tools.
+export ESA_DEB_CACHE=$cache/debs
+mkdir -p "$ESA_DEB_CACHE" "$out"
+if ! make -s -j2 vm-bins > "$out/bins.log" 2>&1; then
+	tap fail "build the tests (make vm-bins)"
+	sed 's/^/# /' "$out/bins.log" | tail -30
+	finish
+fi
+
+# Copy ELF file $1 to $r$2 with the shared libraries it needs.
+copy_elf() {
+	local lib
+	mkdir -p "$r$(dirname "$2")"
+	cp -L "$1" "$r$2"
+	for lib in $(ldd "$1" | grep -o '/[^ ]*'); do
+		[ -e "$r$lib" ] && continue
+		mkdir -p "$r$(dirname "$lib")"
+		cp -L "$lib" "$r$lib"
+	done
+}
+
+# Module $1 (path in modules.dep) and its dependencies, first ones first.
+add_module() {
+	local m=$1 dep base
+	for dep in $(sed -n "s|^$m: *||p" "$mdir/modules.dep"); do
+		add_module "$dep"
+	done
+	base=$(basename "$m")
+	base=${base%.xz}
+	base=${base%.zst}
+	grep -qx "$base" "$r/lib/modules/order" && return
+	case $m in
+	*.xz) xz -dc "$mdir/$m" ;;
+	*.zst) zstd -qdc "$mdir/$m" ;;
+	*) cat "$mdir/$m" ;;
+	esac > "$r/lib/modules/$base"
+	echo "$base" >> "$r/lib/modules/order"
+}
+
+mkinitramfs() {
+	local a m
+	r=$d/initramfs
+	mdir=$MODROOT/lib/modules/$KVER
+	rm -rf "$r"
+	mkdir -p "$r"/{bin,sbin,dev,proc,sys,tmp,etc,esa,lib/modules}
+	cp /bin/busybox "$r/bin/"
+	for a in $(/bin/busybox --list); do
+		[ "$a" = busybox ] || ln -s busybox "$r/bin/$a"
+	done
+	# testlib.h sets up its topology with iproute2's ip, through
+	# system(3): /bin/sh must be a shell that runs it, not busybox's own
+	# applet (Debian's busybox prefers its applets).
+	rm -f "$r/bin/ip" "$r/bin/sh"
+	copy_elf "$(command -v ip)" /bin/ip
+	copy_elf "$(readlink -f /bin/sh)" /bin/sh
+	: > "$r/lib/modules/order"
+	m=$(grep -o '^kernel/drivers/net/veth\.ko[.a-z]*' "$mdir/modules.dep") ||
+		return 1
+	add_module "$m"
+	cp "$d/esa.ko" build/esa_kfunc.bpf.o "$out"/bin/esa_*_test "$r/esa/"
+	cp "$out/bin/qexit" "$r/bin/"
+	cp selftests/vm/init.sh "$r/init"
+	chmod +x "$r/init"
+	(cd "$r" && find . | cpio -o -H newc --quiet) > "$d/initramfs.cpio"
+}
+
+build_kernel() {
+	local s=$1 env
+	env=$(selftests/vm/kernel.sh "$s" 2> "$out/kernel-$s.log") || {
+		tap fail "$s: fetch and prepare the kernel"
+		sed 's/^/# /' "$out/kernel-$s.log" | tail -20
+		return 1
+	}
+	eval "$env"
+	d=$out/$KVER
+	rm -rf "$d/mod"
+	mkdir -p "$d/mod/kmod" "$d/mod/include/uapi/linux"
+	cp Kbuild "$d/mod/"
+	cp kmod/*.[ch] kmod/Makefile "$d/mod/kmod/"
+	cp include/uapi/linux/esa.h "$d/mod/include/uapi/linux/"
+	if ! make -s -j2 -C "$KDIR" M="$top/$d/mod" \
+		${RESOLVE_BTFIDS:+RESOLVE_BTFIDS=$RESOLVE_BTFIDS} modules \
+		> "$d/build.log" 2>&1 ||
+	   grep -q 'Skipping BTF' "$d/build.log" ||
+	   ! readelf -S "$d/mod/kmod/esa.ko" | grep -q ' \.BTF '; then
+		tap fail "$s: build esa.ko for $KVER with BTF"
+		sed 's/^/# /' "$d/build.log" | tail -30
+		return 1
+	fi
+	cp "$d/mod/kmod/esa.ko" "$d/esa.ko"
+	if ! mkinitramfs; then
+		tap fail "$s: initramfs for $KVER"
+		return 1
+	fi
+	tap ok "$s: esa.ko for $KVER with BTF, initramfs"
+}
+
+# ------------------------------------------------------------------ #
+# Boot                                                                 #
+# ------------------------------------------------------------------ #
+boot() {
+	local s=$1 log=$d/console.log t rc line res want
+	t=$(date +%s.%N)
+	timeout --foreground -k 5 "$tmo" qemu-system-x86_64 \
+		-accel tcg -cpu max -smp 2 -m 1G \
+		-nodefaults -no-reboot -display none -serial stdio \
+		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+		-kernel "$VMLINUZ" -initrd "$d/initramfs.cpio" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=1" \
+		< /dev/null 2>&1 | tr -d '\r' > "$log"
+	rc=${PIPESTATUS[0]}
+	t=$(echo "$(date +%s.%N) - $t" | bc)
+	[ "${V:-0}" = 1 ] && sed 's/^/# | /' "$log"
+	note "$s: $KVER booted and tested in ${t%.*}.$(echo "$t" | cut -d. -f2 | cut -c1)s (qemu status $rc)"
+	while IFS= read -r line; do
+		case $line in
+		"ok "*"# SKIP"*)
+			res=${line#ok * - }
+			tap skip "$s ${res%% # SKIP*}" "${line##*# SKIP }" ;;
+		"ok "*) tap ok "$s ${line#ok * - }" ;;
+		"not ok "*) tap fail "$s ${line#not ok * - }" ;;
+		*) [ "${V:-0}" = 1 ] || echo "$line" ;;
+		esac
+	done < <(grep -E '^(not )?ok [0-9]+ - |^# ' "$log")
+	res=$(sed -n 's/^ESA_VM_RESULT .*fail=\([0-9]*\).*/\1/p' "$log")
+	if [ -z "$res" ]; then
+		[ "$rc" = 124 ] && why="timed out after ${tmo}s" || why="no result (qemu status $rc)"
+		tap fail "$s: the VM ran to the end ($why)"
+		tail -40 "$log" | sed 's/^/# | /'
+		return
+	fi
+	want=$(((res * 2 + 1) & 255))
+	if [ "$rc" != "$want" ]; then
+		tap fail "$s: qemu exit status $rc, expected $want"
+	fi
+}
+
+for s in $series; do
+	case $s in 6.1|6.12) ;; *) tap fail "unknown series $s"; continue ;; esac
+	build_kernel "$s" || continue
+	[ $build_only = 1 ] && continue
+	boot "$s"
+done
+note "total $(( $(date +%s) - t0 ))s"
+finish
