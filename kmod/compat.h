@@ -13,16 +13,7 @@
 
 /* 6.2 marks kfuncs __bpf_kfunc; before, noinline kept them in BTF. */
 #ifndef __bpf_kfunc
-#define __bpf_kfunc __used noinline
-#endif
-
-/* 6.7 wraps kfunc definitions in these to silence -Wmissing-prototypes. */
-#ifndef __bpf_kfunc_start_defs
-#define __bpf_kfunc_start_defs()					\
-	__diag_push();							\
-	__diag_ignore_all("-Wmissing-prototypes",			\
-			  "Global kfuncs as their definitions will be in BTF")
-#define __bpf_kfunc_end_defs() __diag_pop()
+#define __bpf_kfunc noinline
 #endif
 
 /* 6.9 refuses a kfunc set not declared with BTF_KFUNCS_START. */

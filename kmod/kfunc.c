@@ -34,8 +34,6 @@ static void esa_kf_fill(const struct esa_kjob *j, struct esa_kf_job *out)
 	out->ps = j->ps;
 }
 
-__bpf_kfunc_start_defs();
-
 /**
  * bpf_esa_admit - admit a DATA packet to its job and renew the job's lease
  * @ctx: the XDP context of the packet
@@ -100,8 +98,6 @@ __bpf_kfunc int bpf_esa_job(struct xdp_md *ctx, u32 job,
 	out->gen = READ_ONCE(j->gen);
 	return 1;
 }
-
-__bpf_kfunc_end_defs();
 
 BTF_KFUNCS_START(esa_kfunc_ids)
 BTF_ID_FLAGS(func, bpf_esa_admit)

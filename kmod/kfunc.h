@@ -2,6 +2,17 @@
 #ifndef _ESA_KFUNC_H
 #define _ESA_KFUNC_H
 
+#include <linux/types.h>
+
+struct xdp_md;
+struct esa_kf_admit;
+struct esa_kf_job;
+
 int esa_kfunc_init(void);
+
+/* Called by BPF programs only (declared for -Wmissing-prototypes). */
+int bpf_esa_admit(struct xdp_md *ctx, struct esa_kf_admit *a);
+int bpf_esa_owner_alive(struct xdp_md *ctx, u32 job, u32 gen, u64 now);
+int bpf_esa_job(struct xdp_md *ctx, u32 job, struct esa_kf_job *out);
 
 #endif /* _ESA_KFUNC_H */

@@ -63,7 +63,8 @@ vmtest:
 	$(Q)selftests/vm/vmtest.sh $(VM_SERIES)
 
 kmod-checkpatch:
-	$(Q)selftests/vm/checkpatch.sh kmod/*.[ch]
+	$(Q)src=$$(selftests/vm/kernel.sh source) && \
+		$$src/scripts/checkpatch.pl --no-tree --strict --terse -f kmod/*.[ch]
 
 vm-clean:
 	$(call msg,CLEAN,vm)

@@ -3,6 +3,7 @@
 # kernel.sh - a Debian 12 kernel to build esa.ko against and to boot in qemu.
 #
 # usage: selftests/vm/kernel.sh SERIES       SERIES: 6.1 or 6.12
+#        selftests/vm/kernel.sh source       parts of linux-source-6.1
 #
 # Fetches (apt-get download: nothing is installed) the image, headers and
 # kbuild of the version the series' metapackage points at now, extracts them
@@ -76,7 +77,7 @@ extract_vmlinux() {
 	mv "$out.tmp" "$out"
 }
 
-# linux-source-6.1, only what resolve_btfids needs.
+# linux-source-6.1, only what resolve_btfids (and checkpatch.pl) needs.
 source61() {
 	local d=$cache/src-6.1 srcdeb
 	srcdeb=$(deb linux-source-6.1)
@@ -115,7 +116,8 @@ resolve_btfids61() {
 case ${1:-} in
 6.1)	meta=linux-headers-amd64 ; abi='6.1.0-*-amd64' ;;
 6.12)	meta=linux-headers-6.12-amd64 ; abi='6.12.*-amd64' ;;
-*)	die "usage: kernel.sh { 6.1 | 6.12 }" ;;
+source)	source61; exit 0 ;;
+*)	die "usage: kernel.sh { 6.1 | 6.12 | source }" ;;
 esac
 
 apt_ready

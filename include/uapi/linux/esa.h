@@ -422,6 +422,7 @@ enum esa_cmd {
 	ESA_CMD_JOB_RECLAIMED,
 	__ESA_CMD_MAX,
 };
+
 #define ESA_CMD_MAX	(__ESA_CMD_MAX - 1)
 
 enum esa_job_attr {
@@ -440,6 +441,7 @@ enum esa_job_attr {
 	ESA_JOB_A_TOTALS,
 	__ESA_JOB_A_MAX,
 };
+
 #define ESA_JOB_A_MAX	(__ESA_JOB_A_MAX - 1)
 
 enum esa_addr_attr {
@@ -448,6 +450,7 @@ enum esa_addr_attr {
 	ESA_ADDR_A_PORT,
 	__ESA_ADDR_A_MAX,
 };
+
 #define ESA_ADDR_A_MAX	(__ESA_ADDR_A_MAX - 1)
 
 enum esa_ctr_attr {
@@ -459,6 +462,7 @@ enum esa_ctr_attr {
 	ESA_CTR_A_RECLAIMS,
 	__ESA_CTR_A_MAX,
 };
+
 #define ESA_CTR_A_MAX	(__ESA_CTR_A_MAX - 1)
 
 /* ------------------------------------------------------------------------ */
