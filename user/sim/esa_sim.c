@@ -767,6 +767,20 @@ static int run_sweep(const struct sim_params *base, unsigned polmask,
 	}
 	fclose(gp);
 	fclose(gl);
+	/* What the gnuplot scripts need to label the grid's lines. */
+	f = openf(sw->out, "grid_meta.gp");
+	if (!f)
+		return -1;
+	fprintf(f, "loads = \"");
+	for (int li = 0; li < sw->nload; li++)
+		fprintf(f, "%s%g", li ? " " : "", sw->load[li]);
+	fprintf(f, "\"\npools = \"");
+	for (int pi = 0; pi < sw->npool; pi++)
+		fprintf(f, "%s%g", pi ? " " : "", sw->pool[pi]);
+	fprintf(f, "\"\nbase = \"pool %u, load %g, %u jobs, window %u, %g us, prio %s\"\n",
+		base->pool, base->load, base->njobs, base->window, base->prop_us,
+		sim_prio_name(base->prio));
+	fclose(f);
 
 	for (int d = 0; d < NDIM; d++) {
 		FILE *dat;

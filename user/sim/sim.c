@@ -140,6 +140,9 @@ struct psent {
 	uint32_t seq;
 	uint8_t	used;
 	uint8_t	done;
+	uint16_t nsum;		/* ranks merged, with multiplicity: what
+				 * the values would show if a rank were
+				 * counted twice */
 	uint64_t bm;
 };
 
@@ -452,10 +455,12 @@ static stime_t worker_tx(struct sim *s, struct job *j, unsigned rank,
 	s->R->data_tx++;
 	if (resend)
 		s->R->resends++;
-	if (lose(s))
+	if (lose(s)) {
 		s->R->lost++;
-	else
+		s->R->lost_data++;
+	} else {
 		push(s, t, EV_AT_SWITCH, &p, DST_NONE, 0);
+	}
 	return t;
 }
 
@@ -615,7 +620,7 @@ static void sw_data(struct sim *s, struct pkt *p)
 		sl->bitmap |= rbit;
 		sl->nranks++;
 		sl->stamp_ns = now_ns;
-		if (sl->bitmap != j->full)
+		if (sl->bitmap != j->full || sl->nranks != j->reg.nworkers)
 			R->bad_complete++;
 		s->useful += (double)(s->now - s->aux[idx].claimed);
 		if (act == ESA_A_COMPLETE) {
@@ -805,6 +810,7 @@ static struct psent *ps_ent(struct sim *s, struct job *j, uint32_t seq)
 	e->used = 1;
 	e->seq = seq;
 	e->done = 0;
+	e->nsum = 0;
 	e->bm = 0;
 	return e;
 }
@@ -824,6 +830,8 @@ static void ps_result(struct sim *s, struct job *j, uint32_t seq, unsigned dst)
 
 static void ps_complete(struct sim *s, struct job *j, struct psent *e)
 {
+	if (e->nsum != j->spec->nworkers)
+		s->R->bad_sum++;
 	e->done = 1;
 	mark_done(s, j, e->seq, 0);
 	for (unsigned r = 0; r < j->spec->nworkers; r++)
@@ -889,6 +897,7 @@ static void ps_proc(struct sim *s, struct pkt *p)
 		}
 		s->R->ps_merged++;
 		e->bm |= p->bitmap;
+		e->nsum += __builtin_popcountll(p->bitmap);
 		if (e->bm == j->full)
 			ps_complete(s, j, e);
 		return;
@@ -970,6 +979,27 @@ static void swml_release(struct sim *s, struct job *j)
 	}
 }
 
+/* The utilisation accounting must agree with the slots themselves. */
+static void acct_check(struct sim *s)
+{
+	unsigned busy = 0, held = 0;
+
+	for (unsigned i = 0; i < s->P->pool; i++) {
+		const struct esa_slot *sl = &s->slot[i];
+		int cls = CL_FREE;
+
+		if (sl->state != ESA_SLOT_FREE)
+			cls = !owner_alive(s, sl->job, sl->gen) ? CL_DEAD :
+			      sl->state == ESA_SLOT_BUSY ? CL_BUSY : CL_HELD;
+		if (cls != s->aux[i].cls)
+			s->R->acct_errors++;
+		busy += cls == CL_BUSY;
+		held += cls == CL_HELD;
+	}
+	if (busy != s->n_busy || held != s->n_held)
+		s->R->acct_errors++;
+}
+
 static void job_finish(struct sim *s, struct job *j)
 {
 	unsigned jid = j - s->job;
@@ -987,6 +1017,7 @@ static void job_finish(struct sim *s, struct job *j)
 	}
 	if (j->region >= 0)
 		swml_release(s, j);
+	acct_check(s);
 	for (unsigned r = 0; r < j->spec->nworkers; r++)
 		free(j->w[r].win);
 	free(j->w);
@@ -1161,16 +1192,14 @@ static void sim_free(struct sim *s)
 	free(s->b_occ);
 }
 
-int sim_run(const struct sim_params *P, const struct sim_workload *W,
-	    int policy, struct sim_result *R)
+static int sim_setup(struct sim *s, const struct sim_params *P,
+		     const struct sim_workload *W, int policy,
+		     struct sim_result *R)
 {
-	struct sim S = {}, *s = &S;
-	double pktb = sim_pkt_bytes(P->nvals);
-	stime_t limit = (stime_t)(P->max_sim_s * T_S), first, last;
-	double span, sum = 0;
-	struct ev e;
-	int rc = -1;
+	double pktb = sim_pkt_bytes(P->nvals), span;
+	stime_t first;
 
+	memset(s, 0, sizeof(*s));
 	memset(R, 0, sizeof(*R));
 	R->policy = policy;
 	R->njobs = W->njobs;
@@ -1225,10 +1254,10 @@ int sim_run(const struct sim_params *P, const struct sim_workload *W,
 		s->reg_owner = calloc(s->nreg, sizeof(*s->reg_owner));
 		s->waitq = calloc(W->njobs, sizeof(*s->waitq));
 		if (!s->reg_owner || !s->waitq)
-			goto out;
+			return -1;
 	}
 	if (!s->slot || !s->aux || !s->job || !s->ps)
-		goto out;
+		return -1;
 
 	first = W->job[0].arrival;
 	for (unsigned i = 0; i < W->njobs; i++) {
@@ -1241,7 +1270,7 @@ int sim_run(const struct sim_params *P, const struct sim_workload *W,
 		j->done_bits = calloc(j->total / 8 + 1, 1);
 		j->div_bits = calloc(j->total / 8 + 1, 1);
 		if (!j->done_bits || !j->div_bits)
-			goto out;
+			return -1;
 		R->chunks_total += j->total;
 		R->results_expected += (uint64_t)j->total * j->spec->nworkers;
 		if (j->spec->arrival < first)
@@ -1257,6 +1286,21 @@ int sim_run(const struct sim_params *P, const struct sim_workload *W,
 	}
 	if (!s->bin)
 		s->bin = 1;
+	return s->oom ? -1 : 0;
+}
+
+int sim_run(const struct sim_params *P, const struct sim_workload *W,
+	    int policy, struct sim_result *R)
+{
+	stime_t limit = (stime_t)(P->max_sim_s * T_S), first, last;
+	struct sim S, *s = &S;
+	double sum = 0;
+	struct ev e;
+	int rc = -1;
+
+	if (sim_setup(s, P, W, policy, R))
+		goto out;
+	first = s->t_first;
 
 	while (s->h.n && !s->oom) {
 		heap_pop(&s->h, &e);
@@ -1314,6 +1358,7 @@ int sim_run(const struct sim_params *P, const struct sim_workload *W,
 	if (s->oom)
 		goto out;
 	ts_advance(s);
+	acct_check(s);
 
 	R->finished = s->jobs_done == W->njobs;
 	for (unsigned i = 0; i < W->njobs; i++)
@@ -1347,6 +1392,152 @@ int sim_run(const struct sim_params *P, const struct sim_workload *W,
 out:
 	sim_free(s);
 	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Probe: the switch alone, fed packet by packet (directed tests)       */
+/* ------------------------------------------------------------------ */
+
+struct sim_probe {
+	struct sim s;
+	struct sim_result r;
+};
+
+struct sim_probe *sim_probe_new(const struct sim_params *p,
+				const struct sim_workload *w, int policy)
+{
+	struct sim_probe *pr = calloc(1, sizeof(*pr));
+
+	if (!pr)
+		return NULL;
+	if (sim_setup(&pr->s, p, w, policy, &pr->r))
+		goto fail;
+	for (unsigned i = 0; i < w->njobs; i++)
+		if (job_arrive(&pr->s, &pr->s.job[i]))
+			goto fail;
+	pr->s.h.n = 0;	/* nothing runs but what the test feeds */
+	return pr;
+fail:
+	sim_probe_free(pr);
+	return NULL;
+}
+
+static int probe_out(struct sim_probe *pr, uint64_t before,
+		     struct sim_probe_out *out, int max)
+{
+	struct heap *h = &pr->s.h;
+	int n = 0;
+
+	/* Only this call's pushes are in the heap; order them by push. */
+	for (uint64_t o = before; o < pr->s.ord; o++) {
+		for (size_t i = 0; i < h->n; i++) {
+			const struct ev *e = &h->a[i];
+
+			if (e->ord != o)
+				continue;
+			if (n < max) {
+				struct sim_probe_out *x = &out[n];
+
+				x->to = e->kind == EV_AT_WORKER ? SIM_TO_WORKER :
+					e->kind == EV_AT_PS ? SIM_TO_PS : SIM_TO_SWITCH;
+				x->dst = e->dst;
+				x->type = e->p.type;
+				x->reason = e->p.reason;
+				x->prio = e->p.prio;
+				x->flags = e->p.flags;
+				x->job = e->p.job;
+				x->rank = e->p.rank;
+				x->seq = e->p.seq;
+				x->bitmap = e->p.bitmap;
+			}
+			n++;
+		}
+	}
+	h->n = 0;
+	return n;
+}
+
+int sim_probe_data(struct sim_probe *pr, double t_us, unsigned job,
+		   unsigned rank, uint32_t seq, uint8_t prio, int resend,
+		   struct sim_probe_out *out, int max, int *nout)
+{
+	struct sim *s = &pr->s;
+	uint64_t before = s->ord, acts[__ESA_A_MAX], noslot;
+	struct pkt p = {
+		.bitmap = 1ULL << rank,
+		.seq = seq,
+		.job = job,
+		.rank = rank,
+		.type = ESA_T_DATA,
+		.flags = resend ? ESA_F_RESEND : 0,
+		.prio = prio,
+	};
+	int act = -1;
+
+	memcpy(acts, s->R->act, sizeof(acts));
+	noslot = s->R->c[ESA_C_NOSLOT];
+	s->now = (stime_t)llround(t_us * T_US);
+	sw_proc(s, &p, DST_NONE);
+	for (int a = 0; a < __ESA_A_MAX; a++)
+		if (s->R->act[a] != acts[a])
+			act = a;
+	if (s->R->c[ESA_C_NOSLOT] != noslot)
+		act = SIM_A_NOSLOT;
+	*nout = probe_out(pr, before, out, max);
+	return act;
+}
+
+int sim_probe_ack(struct sim_probe *pr, double t_us, unsigned job,
+		  uint32_t seq, struct sim_probe_out *out, int max, int *nout)
+{
+	struct sim *s = &pr->s;
+	uint64_t before = s->ord;
+	struct pkt p = {
+		.bitmap = s->job[job].full,
+		.seq = seq,
+		.job = job,
+		.rank = ESA_RANK_NONE,
+		.type = ESA_T_ACK,
+	};
+
+	s->now = (stime_t)llround(t_us * T_US);
+	sw_proc(s, &p, DST_NONE);
+	*nout = probe_out(pr, before, out, max);
+	return 0;
+}
+
+const struct esa_slot *sim_probe_slot(struct sim_probe *pr, unsigned job,
+				      uint32_t seq)
+{
+	struct sim *s = &pr->s;
+	const struct job *j = &s->job[job];
+	int64_t i = esa_slot_index(s->policy, job, seq, s->P->pool,
+				   j->reg.region_base, j->reg.region_size);
+
+	return i < 0 ? NULL : &s->slot[i];
+}
+
+void sim_probe_end_job(struct sim_probe *pr, double t_us, unsigned job)
+{
+	pr->s.now = (stime_t)llround(t_us * T_US);
+	if (pr->s.job[job].state == JS_RUN)
+		job_finish(&pr->s, &pr->s.job[job]);
+	pr->s.h.n = 0;
+}
+
+const struct sim_result *sim_probe_result(const struct sim_probe *pr)
+{
+	return &pr->r;
+}
+
+void sim_probe_free(struct sim_probe *pr)
+{
+	if (!pr)
+		return;
+	if (pr->s.W)
+		sim_free(&pr->s);
+	sim_result_free(&pr->r);
+	free(pr);
 }
 
 void sim_result_free(struct sim_result *r)

@@ -128,6 +128,7 @@ struct sim_result {
 	uint64_t data_rx;	/* DATA packets processed by the switch */
 	uint64_t resends;	/* ... of which resends */
 	uint64_t lost;		/* packets lost on links */
+	uint64_t lost_data;	/* ... of which DATA */
 	uint64_t sw_fallback;	/* PARTIAL + COLLISION packets to the PS */
 	uint64_t ps_rx;		/* packets processed by PS hosts */
 	uint64_t ps_late;	/* ... for jobs already finished */
@@ -147,6 +148,8 @@ struct sim_result {
 	uint64_t results_dup;
 	uint64_t orphan_claims;	/* claims by chunks with ranks at the PS */
 	uint64_t bad_complete;	/* switch completion with a partial bitmap */
+	uint64_t bad_sum;	/* PS sum with a rank missing or twice */
+	uint64_t acct_errors;	/* accounting disagrees with slot states */
 	uint64_t timer_fires;
 
 	/* shares of pool-time over the makespan */
@@ -178,10 +181,34 @@ stime_t sim_compute_draw(const struct sim_params *p,
 			 unsigned iter);
 double sim_pkt_bytes(unsigned nvals);
 uint64_t sim_mix64(uint64_t x);
+/* Probe: the switch alone, for directed packet tests. */
+struct sim_probe;
+enum { SIM_TO_WORKER = 1, SIM_TO_PS, SIM_TO_SWITCH };
+#define SIM_A_NOSLOT	__ESA_A_MAX	/* "action" of a job without memory */
+struct sim_probe_out {
+	int	to;		/* SIM_TO_* */
+	unsigned dst;		/* worker rank for SIM_TO_WORKER */
+	uint8_t	type, reason, prio, flags;
+	uint16_t job, rank;
+	uint32_t seq;
+	uint64_t bitmap;
+};
 /* sim.c */
 int sim_run(const struct sim_params *p, const struct sim_workload *w,
 	    int policy, struct sim_result *r);
 void sim_result_free(struct sim_result *r);
+struct sim_probe *sim_probe_new(const struct sim_params *p,
+				const struct sim_workload *w, int policy);
+int sim_probe_data(struct sim_probe *pr, double t_us, unsigned job,
+		   unsigned rank, uint32_t seq, uint8_t prio, int resend,
+		   struct sim_probe_out *out, int max, int *nout);
+int sim_probe_ack(struct sim_probe *pr, double t_us, unsigned job,
+		  uint32_t seq, struct sim_probe_out *out, int max, int *nout);
+const struct esa_slot *sim_probe_slot(struct sim_probe *pr, unsigned job,
+				      uint32_t seq);
+void sim_probe_end_job(struct sim_probe *pr, double t_us, unsigned job);
+const struct sim_result *sim_probe_result(const struct sim_probe *pr);
+void sim_probe_free(struct sim_probe *pr);
 double sim_quantile(const double *v, unsigned n, double q);
 
 #endif /* ESA_SIM_H */

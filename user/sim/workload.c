@@ -30,7 +30,7 @@ void sim_defaults(struct sim_params *p)
 	p->ps_link_gbps = 100;
 	p->prop_us = 1.0;
 	p->switch_mpps = 0;
-	p->ps_mpps = 10;
+	p->ps_mpps = 12;
 	p->worker_mpps = 0;
 	p->ps_copy_cost = 1.0;
 	p->ps_hosts = 0;

@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: GPL-2.0
+# The discrete-event simulator (user/sim, docs/simulator.md) and its tests.
+# gcc and libm only: it builds without clang, libbpf or a kernel.
+#
+#   make sim          the default comparison of esa, atp and switchml
+#   make sim-sweep    the pool x load grid and one-factor sweeps, with plots
+#   make sim-plots    redraw the plots of the last sweep
+# SIM_ARGS and SIM_SWEEP_ARGS pass options to esa_sim (see esa_sim --help).
+
+SIM_DIR		:= user/sim
+SIM_OUT		:= $(OUTPUT)/sim
+SIM_OBJS	:= $(SIM_OUT)/obj/sim.o $(SIM_OUT)/obj/workload.o
+SIM_HDRS	:= $(SIM_DIR)/sim.h include/esa_policy.h include/uapi/linux/esa.h
+SIM_BIN		:= $(OUTPUT)/esa_sim
+SIM_TEST	:= $(OUTPUT)/selftests/sim_test
+SIM_PLOTS	:= jct_cdf speedup_pool speedup_load util_ts speedup_dims
+SIM_ARGS	?=
+# The base point of the one-factor sweeps: a contended pool (16 slots per
+# concurrent job of offered load); the grid covers the uncontended side.
+SIM_SWEEP_ARGS	?= --pool 512 --load 32 --jobs 60
+
+ALL_EXTRA	+= $(SIM_BIN) $(SIM_TEST)
+CLEAN_EXTRA	+= sim-clean
+
+$(SIM_OUT)/obj:
+	$(Q)mkdir -p $@
+
+$(SIM_OUT)/obj/%.o: $(SIM_DIR)/%.c $(SIM_HDRS) | $(SIM_OUT)/obj
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(SIM_DIR) -c $< -o $@
+
+$(SIM_BIN): $(SIM_DIR)/esa_sim.c $(SIM_OBJS) $(SIM_HDRS)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(SIM_DIR) $< $(SIM_OBJS) -lm -o $@
+
+$(SIM_TEST): selftests/sim/sim_test.c $(SIM_OBJS) $(SIM_HDRS)
+	$(Q)mkdir -p $(@D)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(SIM_DIR) $< $(SIM_OBJS) -lm -o $@
+
+.PHONY: sim sim-sweep sim-plots sim-clean
+sim: $(SIM_BIN)
+	$(Q)mkdir -p $(SIM_OUT)
+	$(Q)$(SIM_BIN) $(SIM_ARGS) | tee $(SIM_OUT)/compare.txt
+
+sim-sweep: $(SIM_BIN)
+	$(Q)mkdir -p $(SIM_OUT)
+	$(Q)$(SIM_BIN) --sweep --out $(SIM_OUT) $(SIM_SWEEP_ARGS) | tee $(SIM_OUT)/sweep.txt
+	$(Q)$(MAKE) --no-print-directory sim-plots
+
+sim-plots:
+	$(Q)command -v gnuplot >/dev/null || \
+		{ echo "sim-plots: gnuplot missing (apt-get install gnuplot-nox)"; exit 1; }
+	$(Q)for p in $(SIM_PLOTS); do \
+		printf '  %-8s %s\n' PLOT $(SIM_OUT)/$$p.png; \
+		gnuplot -e "dir='$(SIM_OUT)'" $(SIM_DIR)/plots/$$p.gp || exit 1; \
+	done
+
+sim-clean:
+	$(call msg,CLEAN,$(SIM_OUT))
+	$(Q)rm -rf $(SIM_OUT) $(SIM_BIN) $(SIM_TEST)
