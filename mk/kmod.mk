@@ -10,6 +10,9 @@
 #                         run the module, netlink, kfunc and XDP tests;
 #                         VM_SERIES="6.12" for one, V=1 for the consoles
 #   make kmod-checkpatch  the kernel's checkpatch.pl on kmod/ (downloads)
+#   make kmod-spec-check  kmod/esa.yaml against the kernel's netlink spec
+#                         schema and the UAPI header (downloads; needs
+#                         python3-yaml and python3-jsonschema)
 #   make vm-clean         drop the download cache vm/
 # The first two need root only for nothing; kmod-debian and vmtest need
 # Debian's archive (apt-get download), which is why `all` builds neither.
@@ -24,7 +27,8 @@ VM_LIBS		:= $(OUTPUT)/common/esa_nl.o $(COMMON)
 ALL_EXTRA	+= $(OUTPUT)/esa_kfunc.bpf.o $(OUTPUT)/common/esa_nl.o
 CLEAN_EXTRA	+= kmod-clean
 
-.PHONY: kmod kmod-clean kmod-debian kmod-checkpatch vmtest vm-bins vm-clean
+.PHONY: kmod kmod-clean kmod-debian kmod-checkpatch kmod-spec-check vmtest \
+	vm-bins vm-clean
 
 kmod:
 	$(Q)$(MAKE) -C $(KDIR) M=$(CURDIR) modules
@@ -65,6 +69,13 @@ vmtest:
 kmod-checkpatch:
 	$(Q)src=$$(selftests/vm/kernel.sh source) && \
 		$$src/scripts/checkpatch.pl --no-tree --strict --terse -f kmod/*.[ch]
+
+# The schema is looked up next to the spec's directory: check a copy there.
+kmod-spec-check:
+	$(Q)src=$$(selftests/vm/kernel.sh ynl) && \
+		cp kmod/esa.yaml $$src/Documentation/netlink/specs/esa.yaml && \
+		PYTHONPATH=$$src/tools/net/ynl /usr/bin/python3 selftests/kmod/spec_check.py \
+			$$src/Documentation/netlink/specs/esa.yaml include/uapi
 
 vm-clean:
 	$(call msg,CLEAN,vm)

@@ -4,6 +4,7 @@
 #
 # usage: selftests/vm/kernel.sh SERIES       SERIES: 6.1 or 6.12
 #        selftests/vm/kernel.sh source       parts of linux-source-6.1
+#        selftests/vm/kernel.sh ynl          netlink specs and ynl, 6.12's
 #
 # Fetches (apt-get download: nothing is installed) the image, headers and
 # kbuild of the version the series' metapackage points at now, extracts them
@@ -101,6 +102,23 @@ source61() {
 	echo "$d"
 }
 
+# linux-source-6.12's netlink spec schemas and ynl library.
+ynl612() {
+	local d=$cache/src-6.12 srcdeb
+	srcdeb=$(deb linux-source-6.12)
+	if [ ! -e "$d/.done" ] || [ "$(cat "$d/.done")" != "$srcdeb" ]; then
+		log "extract linux-source-6.12 (netlink specs)"
+		rm -rf "$d" && mkdir -p "$d"
+		dpkg-deb --fsys-tarfile "$srcdeb" |
+			tar -xO ./usr/src/linux-source-6.12.tar.xz |
+			tar -xJ -C "$d" --strip-components=1 --wildcards \
+				'linux-source-6.12/Documentation/netlink/*' \
+				'linux-source-6.12/tools/net/ynl/*'
+		echo "$srcdeb" > "$d/.done"
+	fi
+	echo "$d"
+}
+
 resolve_btfids61() {
 	local src out=$cache/tools-6.1
 	src=$(source61)
@@ -117,7 +135,8 @@ case ${1:-} in
 6.1)	meta=linux-headers-amd64 ; abi='6.1.0-*-amd64' ;;
 6.12)	meta=linux-headers-6.12-amd64 ; abi='6.12.*-amd64' ;;
 source)	source61; exit 0 ;;
-*)	die "usage: kernel.sh { 6.1 | 6.12 | source }" ;;
+ynl)	ynl612; exit 0 ;;
+*)	die "usage: kernel.sh { 6.1 | 6.12 | source | ynl }" ;;
 esac
 
 apt_ready

@@ -62,6 +62,8 @@ need=(
 	"/usr/lib/$triplet/libbpf.a:libbpf-dev"
 	"/usr/lib/$triplet/libelf.a:libelf-dev"
 	"/usr/lib/$triplet/libz.a:zlib1g-dev"
+	perl:perl /usr/lib/python3/dist-packages/yaml:python3-yaml
+	/usr/lib/python3/dist-packages/jsonschema:python3-jsonschema
 )
 missing=()
 for x in "${need[@]}"; do
@@ -97,6 +99,18 @@ if ! make -s -j2 vm-bins > "$out/bins.log" 2>&1; then
 	sed 's/^/# /' "$out/bins.log" | tail -30
 	finish
 fi
+
+# Checks on the host: style, and the spec against schema and header.
+check() { # check NAME MAKE-TARGET
+	if make -s "$2" > "$out/$2.log" 2>&1; then
+		tap ok "$1"
+	else
+		tap fail "$1"
+		sed 's/^/# /' "$out/$2.log" | tail -20
+	fi
+}
+check "kmod/ is checkpatch.pl --strict clean" kmod-checkpatch
+check "kmod/esa.yaml is a valid netlink spec that equals the UAPI header" kmod-spec-check
 
 # Copy ELF file $1 to $r$2 with the shared libraries it needs.
 copy_elf() {
