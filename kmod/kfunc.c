@@ -110,12 +110,25 @@ static const struct btf_kfunc_id_set esa_kfunc_set = {
 	.set = &esa_kfunc_ids,
 };
 
-int esa_kfunc_init(void)
+static bool esa_has_btf(void)
 {
 #ifdef CONFIG_DEBUG_INFO_BTF_MODULES
-	/* Registration succeeds without BTF, but no program can link. */
-	if (!THIS_MODULE->btf_data_size)
-		pr_warn("built without BTF: XDP programs cannot use the kfuncs, build against a tree with vmlinux and resolve_btfids\n");
+	return THIS_MODULE->btf_data_size;
+#else
+	return false;
 #endif
+}
+
+int esa_kfunc_init(void)
+{
+	/*
+	 * Without module BTF the set registers, yet no program can call it:
+	 * the data path would go on reading the maps while netlink changed
+	 * the registry.  Refuse to load instead.
+	 */
+	if (!esa_has_btf()) {
+		pr_err("no module BTF, so no kfuncs for XDP: build with vmlinux and resolve_btfids (kmod/build.sh)\n");
+		return -ENOPKG;
+	}
 	return register_btf_kfunc_id_set(BPF_PROG_TYPE_XDP, &esa_kfunc_set);
 }

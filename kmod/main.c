@@ -29,13 +29,13 @@ static int __init esa_init(void)
 		pr_err("max_jobs must be 1 .. %u\n", ESA_JOBS_LIMIT);
 		return -EINVAL;
 	}
-	err = esa_registry_init();
-	if (err)
-		return err;
 	/* Cannot be undone: a failure below leaves nothing that uses it. */
 	err = esa_kfunc_init();
 	if (err)
-		goto err_registry;
+		return err;
+	err = esa_registry_init();
+	if (err)
+		return err;
 	err = esa_genl_init();
 	if (err)
 		goto err_registry;

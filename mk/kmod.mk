@@ -2,8 +2,11 @@
 # esa.ko, the kfunc variant of the XDP program, the netlink client library
 # and the VM tests (docs/kmod.md).
 #
-#   make kmod [KDIR=DIR]  esa.ko for KDIR, by default the running kernel's
-#                         build tree: kmod/esa.ko (see also dkms.conf)
+#   make kmod [KVER=V] [KDIR=DIR]  esa.ko for kernel V (default: the
+#                         running one) from its build tree: kmod/esa.ko,
+#                         with BTF (kmod/build.sh; see also dkms.conf)
+#   make kmod-dkms-src    the module's sources for DKMS into
+#                         $(DESTDIR)/usr/src/esa-VERSION (docs/kmod.md)
 #   make kmod-debian      esa.ko for Debian 12's 6.1 and 6.12 kernels:
 #                         build/vm/KVER/esa.ko (downloads into vm/)
 #   make vmtest           boot those kernels in qemu (no KVM needed) and
@@ -17,7 +20,8 @@
 # The first two need root only for nothing; kmod-debian and vmtest need
 # Debian's archive (apt-get download), which is why `all` builds neither.
 
-KDIR		?= /lib/modules/$(shell uname -r)/build
+KVER		?= $(shell uname -r)
+KDIR		?= /lib/modules/$(KVER)/build
 VM_SERIES	?= 6.1 6.12
 VM_BIN		:= $(OUTPUT)/vm/bin
 VM_TESTS	:= $(VM_BIN)/esa_nl_test $(VM_BIN)/esa_kfunc_test \
@@ -27,11 +31,22 @@ VM_LIBS		:= $(OUTPUT)/common/esa_nl.o $(COMMON)
 ALL_EXTRA	+= $(OUTPUT)/esa_kfunc.bpf.o $(OUTPUT)/common/esa_nl.o
 CLEAN_EXTRA	+= kmod-clean
 
-.PHONY: kmod kmod-clean kmod-debian kmod-checkpatch kmod-spec-check vmtest \
+.PHONY: kmod-dkms-src kmod kmod-clean kmod-debian kmod-checkpatch kmod-spec-check vmtest \
 	vm-bins vm-clean
 
 kmod:
-	$(Q)$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+	$(Q)kmod/build.sh $(KDIR) $(KVER)
+
+KMOD_VERSION	:= $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+KMOD_SRC_DIR	:= $(DESTDIR)/usr/src/esa-$(KMOD_VERSION)
+
+kmod-dkms-src:
+	$(Q)install -d $(KMOD_SRC_DIR)/kmod $(KMOD_SRC_DIR)/include/uapi/linux
+	$(Q)install -m 644 Kbuild dkms.conf $(KMOD_SRC_DIR)/
+	$(Q)install -m 644 kmod/*.c kmod/*.h kmod/Makefile kmod/esa.yaml $(KMOD_SRC_DIR)/kmod/
+	$(Q)install -m 755 kmod/build.sh $(KMOD_SRC_DIR)/kmod/
+	$(Q)install -m 644 include/uapi/linux/esa.h $(KMOD_SRC_DIR)/include/uapi/linux/
+	$(call msg,INSTALL,$(KMOD_SRC_DIR))
 
 kmod-clean:
 	$(Q)rm -f kmod/*.o kmod/*.ko kmod/*.mod kmod/*.mod.c kmod/.*.cmd \

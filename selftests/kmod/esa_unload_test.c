@@ -143,4 +143,22 @@ TEST(module_parameters)
 	ASSERT_EQ(256, read_param());
 }
 
+/* A module without BTF would leave the data path on the maps: refused. */
+TEST(refused_without_btf)
+{
+	const char *ko = getenv("ESA_KO_NOBTF");
+	int fd, err;
+
+	if (!ko || !need_module())
+		SKIP(return, "needs $ESA_KO_NOBTF (esa.ko built without BTF)");
+	ASSERT_EQ(0, k_rmmod_wait(10));
+	fd = open(ko, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	err = syscall(__NR_finit_module, fd, "", 0) ? -errno : 0;
+	close(fd);
+	EXPECT_EQ(-ENOPKG, err);
+	EXPECT_FALSE(k_module_loaded());
+	ASSERT_EQ(0, k_insmod(""));
+}
+
 TEST_HARNESS_MAIN

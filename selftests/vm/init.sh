@@ -11,7 +11,8 @@ mount -t tmpfs tmp /tmp
 mount -t bpf bpf /sys/fs/bpf
 ip link set lo up
 cd /esa || exit 1
-export ESA_KO=/esa/esa.ko ESA_KFUNC_OBJECT=/esa/esa_kfunc.bpf.o
+export ESA_KO=/esa/esa.ko ESA_KO_NOBTF=/esa/nobtf/esa.ko
+export ESA_KFUNC_OBJECT=/esa/esa_kfunc.bpf.o
 
 n=0 pass=0 fail=0 skip=0
 result() { # result ok|fail|skip NAME [REASON]

@@ -162,7 +162,9 @@ mkinitramfs() {
 	m=$(grep -o '^kernel/drivers/net/veth\.ko[.a-z]*' "$mdir/modules.dep") ||
 		return 1
 	add_module "$m"
+	mkdir -p "$r/esa/nobtf"
 	cp "$d/esa.ko" build/esa_kfunc.bpf.o "$out"/bin/esa_*_test "$r/esa/"
+	cp "$d/nobtf/esa.ko" "$r/esa/nobtf/"
 	cp "$out/bin/qexit" "$r/bin/"
 	cp selftests/vm/init.sh "$r/init"
 	chmod +x "$r/init"
@@ -193,6 +195,17 @@ build_kernel() {
 		return 1
 	fi
 	cp "$d/mod/kmod/esa.ko" "$d/esa.ko"
+	# And one without BTF (linked again without it), which must refuse to load.
+	mkdir -p "$d/nobtf"
+	rm -f "$d/mod/kmod/esa.ko"
+	if ! make -s -j2 -C "$KDIR" M="$top/$d/mod" CONFIG_DEBUG_INFO_BTF_MODULES= \
+		modules > "$d/nobtf.log" 2>&1 ||
+	   readelf -S "$d/mod/kmod/esa.ko" | grep -q ' \.BTF '; then
+		tap fail "$s: build esa.ko for $KVER without BTF"
+		sed 's/^/# /' "$d/nobtf.log" | tail -30
+		return 1
+	fi
+	cp "$d/mod/kmod/esa.ko" "$d/nobtf/esa.ko"
 	if ! mkinitramfs; then
 		tap fail "$s: initramfs for $KVER"
 		return 1
