@@ -256,18 +256,19 @@ static int esa_nl_put_addr(struct sk_buff *skb, int type,
 
 static int esa_nl_put_job(struct sk_buff *skb, const struct esa_kjob *j)
 {
-	u64 idle = ktime_get_coarse_ns() - READ_ONCE(j->last_active_ns);
+	s64 idle = ktime_get_coarse_ns() - READ_ONCE(j->last_active_ns);
 	struct nlattr *nest;
 	int r;
 
-	idle = div_u64(idle, NSEC_PER_MSEC);
+	/* A packet's stamp may be a little ahead of this clock read. */
+	idle = idle > 0 ? div_u64(idle, NSEC_PER_MSEC) : 0;
 	if (nla_put_u32(skb, ESA_JOB_A_ID, j->id) ||
 	    nla_put_u32(skb, ESA_JOB_A_GEN, READ_ONCE(j->gen)) ||
 	    nla_put_u8(skb, ESA_JOB_A_MAX_PRIO, READ_ONCE(j->max_prio)) ||
 	    nla_put_u32(skb, ESA_JOB_A_LEASE_MS, j->lease_ms) ||
 	    nla_put_u32(skb, ESA_JOB_A_REGION_BASE, j->region_base) ||
 	    nla_put_u32(skb, ESA_JOB_A_REGION_SIZE, j->region_size) ||
-	    nla_put_u32(skb, ESA_JOB_A_IDLE_MS, min_t(u64, idle, U32_MAX)) ||
+	    nla_put_u32(skb, ESA_JOB_A_IDLE_MS, min_t(s64, idle, U32_MAX)) ||
 	    (READ_ONCE(j->expired) && nla_put_flag(skb, ESA_JOB_A_EXPIRED)) ||
 	    esa_nl_put_addr(skb, ESA_JOB_A_PS, &j->ps))
 		return -EMSGSIZE;

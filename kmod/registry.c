@@ -14,6 +14,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/jiffies.h>
 #include <linux/timekeeping.h>
@@ -256,22 +257,21 @@ int esa_job_del(struct esa_net *en, u32 id)
 
 static int __net_init esa_net_init(struct net *net)
 {
-	struct esa_net *en;
+	struct esa_net *en = esa_net(net);
+	u32 id;
 
-	en = kzalloc(sizeof(*en), GFP_KERNEL);
-	if (!en)
-		return -ENOMEM;
 	en->jobs = kvcalloc(esa_max_jobs, sizeof(*en->jobs), GFP_KERNEL);
 	en->ids = kvcalloc(esa_max_jobs, sizeof(*en->ids), GFP_KERNEL);
 	if (!en->jobs || !en->ids) {
 		kvfree(en->jobs);
 		kvfree(en->ids);
-		kfree(en);
 		return -ENOMEM;
 	}
+	/* Not from 1: slots may outlive a module (pinned maps). */
+	for (id = 0; id < esa_max_jobs; id++)
+		en->ids[id].gen = get_random_u32();
 	mutex_init(&en->lock);
 	en->net = net;
-	*(struct esa_net **)net_generic(net, esa_net_id) = en;
 	return 0;
 }
 
@@ -298,14 +298,13 @@ static void __net_exit esa_net_exit(struct net *net)
 	mutex_unlock(&en->lock);
 	kvfree(en->jobs);
 	kvfree(en->ids);
-	kfree(en);
 }
 
 static struct pernet_operations esa_net_ops = {
 	.init = esa_net_init,
 	.exit = esa_net_exit,
 	.id = &esa_net_id,
-	.size = sizeof(struct esa_net *),
+	.size = sizeof(struct esa_net),
 };
 
 int esa_registry_init(void)

@@ -94,7 +94,7 @@ extern unsigned int esa_net_id;
 
 static inline struct esa_net *esa_net(const struct net *net)
 {
-	return *(struct esa_net **)net_generic(net, esa_net_id);
+	return net_generic(net, esa_net_id);
 }
 
 /* The job registered as id, or NULL: in an RCU (or BH) read section. */

@@ -69,11 +69,16 @@ $(VM_BIN)/%: selftests/kmod/%.c selftests/kmod/kmod_test.h selftests/esa/testlib
 	$(Q)$(CC) $(CFLAGS) -Wno-sign-compare -Iselftests/esa -I$(OUTPUT)/kselftest \
 		-static $< $(VM_LIBS) $(LDLIBS) -o $@
 
+$(VM_BIN)/esa_kfunc_bench: selftests/kmod/esa_kfunc_bench.c selftests/esa/testlib.h \
+		$(OUTPUT)/esa_bench.skel.h $(VM_LIBS) $(HDRS) | $(VM_BIN)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) -Iselftests/esa -Ibpf -static $< $(VM_LIBS) $(LDLIBS) -o $@
+
 $(VM_BIN)/qexit: selftests/vm/qexit.c | $(VM_BIN)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) -static $< -o $@
 
-vm-bins: $(VM_TESTS) $(VM_BIN)/qexit $(OUTPUT)/esa_kfunc.bpf.o
+vm-bins: $(VM_TESTS) $(VM_BIN)/esa_kfunc_bench $(VM_BIN)/qexit $(OUTPUT)/esa_kfunc.bpf.o
 
 kmod-debian:
 	$(Q)selftests/vm/vmtest.sh -b $(VM_SERIES)

@@ -75,7 +75,6 @@ TEST_F(nl, add_get_dump_del)
 	ASSERT_EQ(0, esa_nl_job_add(self->nl, ID, &j));
 	ASSERT_EQ(0, esa_nl_job_get(self->nl, ID, &got, &info));
 	EXPECT_EQ(ESA_JOB_ACTIVE, got.state);
-	EXPECT_LT(0, got.gen);
 	EXPECT_EQ(3, got.nworkers);
 	EXPECT_EQ(5, got.max_prio);
 	EXPECT_EQ(0, got.lease_ms);

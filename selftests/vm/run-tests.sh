@@ -77,6 +77,8 @@ t "module BTF in /sys/kernel/btf/esa" test -s /sys/kernel/btf/esa
 kselftest esa_nl_test
 kselftest esa_kfunc_test
 kselftest esa_unload_test
+t "esa_kfunc_bench: both variants aggregate a stream (timings informative)" \
+	"$bin/esa_kfunc_bench" ${ESA_BENCH_PACKETS:-20000}
 
 # A warning, BUG, oops or lockup during the run fails it.
 bad='WARNING:|BUG:|Oops|general protection|Call Trace|kernel BUG|UBSAN|KASAN'
