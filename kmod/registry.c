@@ -2,7 +2,7 @@
 /*
  * registry.c - the job registry of each network namespace.
  *
- * Jobs follow the rules of the map path (struct esa_kjob in the UAPI header):
+ * Jobs follow the rules of the map path (struct esa_job in the UAPI header):
  * a switch slot belongs to a (job, generation), and a job's generation is
  * bumped when it is added, deleted and when its lease runs out, which frees
  * all the job's slots at once, without a scan.  Here the lease is enforced
@@ -105,7 +105,7 @@ static void esa_lease_work(struct work_struct *work)
 	if (!j->expired) {
 		if (esa_lease_over(j->lease_ms, j->last_active_ns, now)) {
 			esa_job_retire(j, true);
-			j->expired = true;
+			WRITE_ONCE(j->expired, true);
 		} else {
 			mod_delayed_work(system_wq, &j->lease_work,
 					 esa_lease_delay(j, now));
@@ -133,7 +133,7 @@ static noinline int esa_job_renew(struct esa_kjob *j, u64 now, u32 *gen)
 
 		if (owed)
 			esa_job_retire(j, true);
-		j->expired = false;
+		WRITE_ONCE(j->expired, false);
 		WRITE_ONCE(j->last_active_ns, now);
 		mod_delayed_work(system_wq, &j->lease_work,
 				 owed ? 0 : esa_lease_delay(j, now));
@@ -226,7 +226,7 @@ static struct esa_job_events esa_job_unlink(struct esa_net *en,
 
 	RCU_INIT_POINTER(en->jobs[j->id], NULL);
 	spin_lock_bh(&j->lock);
-	j->dead = true;
+	WRITE_ONCE(j->dead, true);
 	*gen = j->gen;
 	esa_job_retire(j, false);
 	en->ids[j->id].gen = j->gen;
