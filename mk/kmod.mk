@@ -62,9 +62,10 @@ $(OUTPUT)/esa_kfunc.bpf.o: bpf/esa.bpf.c bpf/esa_kfunc.bpf.h $(HDRS) | $(OUTPUT)
 $(VM_BIN):
 	$(Q)mkdir -p $@
 
-# Static: the VM's initramfs has no libraries.
+# Static: the VM's initramfs has no libraries.  (The Makefile defines
+# $(KSFT) after including this file, hence the harness's path.)
 $(VM_BIN)/%: selftests/kmod/%.c selftests/kmod/kmod_test.h selftests/esa/testlib.h \
-		$(VM_LIBS) $(HDRS) $(KSFT) | $(VM_BIN)
+		$(VM_LIBS) $(HDRS) $(OUTPUT)/kselftest/kselftest_harness.h | $(VM_BIN)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) -Wno-sign-compare -Iselftests/esa -I$(OUTPUT)/kselftest \
 		-static $< $(VM_LIBS) $(LDLIBS) -o $@
