@@ -9,8 +9,8 @@
  * broadcast to every port, or rewritten in place into what the job's PS must
  * see (an evicted partial, a collision, a resend) and sent there.  No packet
  * is ever created or duplicated here; the port devmap's broadcast makes the
- * copies of a result, and one egress program per lane picks, per port, the
- * host that copy is for (or drops it).
+ * copies of a result, and the egress program picks, per copy, the host that
+ * copy is for (or drops it).
  *
  * Jobs come from the esa_jobs map, or with -DESA_KFUNC from esa.ko through
  * kfuncs; everything else is the same object code.
@@ -110,18 +110,42 @@ struct {
 	__type(value, struct esa_route);
 } esa_routes SEC(".maps");
 
-/* The coarse clock, read once per tick per CPU (see esa_now()). */
-struct esa_clock {
+/* Per CPU: the coarse clock, read once per tick (see esa_now()), and the
+ * number of the CPU's last result broadcast. */
+struct esa_cpu {
 	__u64	jiffies;
 	__u64	now_ns;
+	__u32	bcast;
+	__u32	resv;
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct esa_clock);
-} esa_clock SEC(".maps");
+	__type(value, struct esa_cpu);
+} esa_cpu SEC(".maps");
+
+/*
+ * Per CPU and port (index ifindex % 4096): which broadcast the egress
+ * program saw last there and which copies of it it already delivered.  The
+ * copies of one broadcast reach a port back to back on one CPU.
+ */
+struct esa_egress_seen {
+	__u32	ifindex;
+	__u32	bcast;
+	__u32	served;		/* ESA_SERVED_* */
+};
+
+#define ESA_SERVED_WORKER	1
+#define ESA_SERVED_PS		2
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct esa_egress_seen);
+} esa_seen SEC(".maps");
 
 /* Ports that deliver results: key ESA_PORT_KEY(ifindex, lane). */
 struct {
@@ -159,10 +183,10 @@ static __always_inline int esa_drop(struct esa_counters *c, __u32 idx)
 static __always_inline __u64 esa_now(void)
 {
 	__u64 j = bpf_jiffies64();
-	struct esa_clock *c;
+	struct esa_cpu *c;
 	__u32 zero = 0;
 
-	c = bpf_map_lookup_elem(&esa_clock, &zero);
+	c = bpf_map_lookup_elem(&esa_cpu, &zero);
 	if (!c)
 		return bpf_ktime_get_coarse_ns();
 	if (c->jiffies != j) {
@@ -374,7 +398,7 @@ __esa_global int esa_learn_slow(struct xdp_md *ctx, __u32 gen)
 	struct esa_dest_key dk = { .ifindex = ifindex };
 	struct esa_dest *l, *old, nd = {};
 	struct esa_pkt p;
-	__u32 pk = ESA_PORT_KEY(ifindex, ESA_LANE_WORKER);
+	__u32 pk = ESA_PORT_KEY(ifindex, 0);
 
 	if (esa_parse(ctx, &p))
 		return 0;
@@ -462,6 +486,28 @@ static __always_inline long esa_fib(struct xdp_md *ctx, struct iphdr *ip,
 }
 
 /*
+ * Send the frame in ctx out of port ifindex as it is.  Through the port
+ * devmap when the port delivers results, because a device flushes all the
+ * frames queued to it in one go through the egress program of the first:
+ * frames with and without that program must not meet there.
+ */
+static __always_inline int esa_xmit(struct xdp_md *ctx, __u32 ifindex)
+{
+	__u32 pk = ESA_PORT_KEY(ifindex, 0);
+	struct esa_meta *m;
+
+	if (!bpf_map_lookup_elem(&esa_ports, &pk))
+		return bpf_redirect(ifindex, 0);
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
+		return XDP_ABORTED;
+	m = (void *)(long)ctx->data_meta;
+	if ((void *)(m + 1) > (void *)(long)ctx->data)
+		return XDP_ABORTED;
+	m->kind = ESA_META_UNICAST;
+	return bpf_redirect_map(&esa_ports, pk, 0);
+}
+
+/*
  * Send the packet in ctx, already rewritten, to the PS of job ps_job, and
  * count it in counter row `row`: fast path through the FIB and a redirect;
  * when the next hop is unresolved or local, through the kernel stack (which
@@ -491,7 +537,7 @@ __esa_global int esa_to_ps(struct xdp_md *ctx, __u32 ps_job, __u32 row)
 		esa_mac_cpy_fib(p.eth->h_dest, fib.dmac);
 		esa_mac_cpy_fib(p.eth->h_source, fib.smac);
 		CNT(c, ESA_C_PS_TX);
-		return bpf_redirect(fib.ifindex, 0);
+		return esa_xmit(ctx, fib.ifindex);
 	}
 	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH || rc == BPF_FIB_LKUP_RET_NOT_FWDED) {
 		CNT(c, ESA_C_PS_TX);
@@ -514,11 +560,12 @@ __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 gen,
 {
 	struct bpf_fib_lookup fib = {};
 	struct esa_route *rt = NULL;
+	struct esa_cpu *cpu;
 	struct esa_meta *m;
 	struct esa_addr ps;
 	struct esa_pkt p;
+	__u32 pk, n, zero = 0;
 	void *data;
-	__u32 pk, n;
 	__be32 sw;
 
 	if (esa_parse(ctx, &p))
@@ -545,10 +592,13 @@ __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 gen,
 			esa_mac_cpy_fib(rt->smac, fib.smac);
 			rt->stamp_ns = now ? now : 1;
 		}
-		pk = ESA_PORT_KEY(rt->ifindex, ESA_LANE_PS);
+		pk = ESA_PORT_KEY(rt->ifindex, 0);
 		if (!bpf_map_lookup_elem(&esa_ports, &pk))
 			goto whole_to_ps;
 	}
+	cpu = bpf_map_lookup_elem(&esa_cpu, &zero);
+	if (!cpu)
+		return XDP_ABORTED;
 
 	sw = p.ip->daddr;
 	p.ip->saddr = sw;
@@ -563,7 +613,9 @@ __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 gen,
 	if ((void *)(m + 1) > data)
 		return XDP_ABORTED;
 	m->gen = gen;
+	m->kind = ESA_META_RESULT;
 	m->resv = 0;
+	m->bcast = ++cpu->bcast;
 	m->ps_ifindex = 0;
 	if (rt) {
 		m->ps_ifindex = rt->ifindex;
@@ -1057,69 +1109,76 @@ int esa_xdp(struct xdp_md *ctx)
 /* Egress: one program per lane, run by the devmap on each copy        */
 /* ------------------------------------------------------------------ */
 
-static __always_inline int esa_egress(struct xdp_md *ctx, __u32 ifindex,
-				      int lane)
+/*
+ * A copy of a frame on its way out of port ifindex.  Unicast frames go as
+ * they are.  Of the copies of a result, the first goes to the job's worker
+ * behind this port, if any, the next to the job's PS if it is behind this
+ * port too; the rest are dropped.  Copies of one broadcast reach a port
+ * back to back on the CPU that made them, so per-CPU state tells them apart.
+ */
+static __always_inline int esa_egress(struct xdp_md *ctx, __u32 ifindex)
 {
 	struct esa_meta *m = (void *)(long)ctx->data_meta;
 	struct esa_dest_key dk = { .ifindex = ifindex };
+	struct esa_egress_seen *seen;
 	struct esa_counters *jc;
+	__u32 k = ifindex % 4096;
 	struct esa_dest *d;
 	struct esa_pkt p;
 
-	if (esa_parse(ctx, &p) || (void *)(m + 1) > (void *)p.eth ||
-	    p.h->type != ESA_T_RESULT)
+	if (esa_parse(ctx, &p) || (void *)(m + 1) > (void *)p.eth)
 		return XDP_DROP;
+	if (m->kind == ESA_META_UNICAST)
+		return XDP_PASS;
+	if (m->kind != ESA_META_RESULT || p.h->type != ESA_T_RESULT)
+		return XDP_DROP;
+	seen = bpf_map_lookup_elem(&esa_seen, &k);
+	if (!seen)
+		return XDP_DROP;
+	if (seen->ifindex != ifindex || seen->bcast != m->bcast) {
+		seen->ifindex = ifindex;
+		seen->bcast = m->bcast;
+		seen->served = 0;
+	}
 	dk.job = bpf_ntohs(p.h->job);
 	jc = esa_ctr(dk.job);
-	if (lane == ESA_LANE_WORKER) {
-		d = bpf_map_lookup_elem(&esa_dests, &dk);
-		if (!d || d->gen != m->gen)
-			return XDP_DROP;
+	d = bpf_map_lookup_elem(&esa_dests, &dk);
+	if (d && d->gen == m->gen && !(seen->served & ESA_SERVED_WORKER)) {
+		seen->served |= ESA_SERVED_WORKER;
 		p.ip->daddr = d->ip;
 		p.udp->dest = d->port;
 		esa_mac_cpy(p.eth->h_dest, d->mac);
 		esa_mac_cpy(p.eth->h_source, d->port_mac);
 		CNT(jc, ESA_C_RESULT_TX);
-	} else {
-		if (!m->ps_ifindex || m->ps_ifindex != ifindex)
-			return XDP_DROP;
+	} else if (m->ps_ifindex == ifindex && !(seen->served & ESA_SERVED_PS)) {
+		seen->served |= ESA_SERVED_PS;
 		p.ip->daddr = m->ps_ip;
 		p.udp->dest = m->ps_port;
 		esa_mac_cpy(p.eth->h_dest, m->ps_mac);
 		esa_mac_cpy(p.eth->h_source, m->ps_port_mac);
 		CNT(jc, ESA_C_PS_COPY_TX);
+	} else {
+		return XDP_DROP;
 	}
 	esa_ip_csum(p.ip);
 	return XDP_PASS;
 }
 
 SEC("xdp/devmap")
-int esa_egress_worker(struct xdp_md *ctx)
+int esa_egress_prog(struct xdp_md *ctx)
 {
-	return esa_egress(ctx, ctx->egress_ifindex, ESA_LANE_WORKER);
-}
-
-SEC("xdp/devmap")
-int esa_egress_ps(struct xdp_md *ctx)
-{
-	return esa_egress(ctx, ctx->egress_ifindex, ESA_LANE_PS);
+	return esa_egress(ctx, ctx->egress_ifindex);
 }
 
 /*
- * The same egress code as plain XDP programs, with the ingress ifindex
+ * The same egress code as a plain XDP program, with the ingress ifindex
  * standing in for the egress one: BPF_PROG_TEST_RUN cannot run devmap
  * programs, and the golden tests must.  Never attached.
  */
 SEC("xdp")
-int esa_egress_worker_test(struct xdp_md *ctx)
+int esa_egress_test(struct xdp_md *ctx)
 {
-	return esa_egress(ctx, ctx->ingress_ifindex, ESA_LANE_WORKER);
-}
-
-SEC("xdp")
-int esa_egress_ps_test(struct xdp_md *ctx)
-{
-	return esa_egress(ctx, ctx->ingress_ifindex, ESA_LANE_PS);
+	return esa_egress(ctx, ctx->ingress_ifindex);
 }
 
 char LICENSE[] SEC("license") = "GPL";

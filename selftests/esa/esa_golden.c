@@ -788,59 +788,105 @@ TEST_F(esa, other_traffic_passes_untouched)
 	EXPECT_EQ(0, t_ctr(&self->e, self->e.cfg.max_jobs, ESA_C_RX));
 }
 
-/* The worker lane addresses each port's copy to the job's worker there. */
+/* Run the egress program on one copy of a broadcast result, on port ifindex. */
+static int egress(FIXTURE_DATA(esa) *self, const struct t_run *r, int ifindex,
+		  struct t_run *out, struct t_pkt *got, __s32 *vals)
+{
+	if (t_run(self->e.egress_test_fd, r->pkt, r->len, ifindex, r->out,
+		  r->metalen, out))
+		return -1;
+	if (out->verdict == XDP_PASS && t_parse(out->pkt, out->len, got, vals, NV))
+		return -1;
+	return out->verdict;
+}
+
+/* On each port the copies of a result go: first to the job's worker there,
+ * next to its PS if it is there too; the rest are dropped. */
 TEST_F(esa, egress_addresses_worker_and_ps)
 {
-	struct t_run r, w, ps;
+	struct t_run r, w;
 	struct t_pkt got;
 	__s32 vals[NV];
+	__u8 mac[6];
 
 	LOAD(ESA_POLICY_ESA, 64, 0);
 	for (int k = 0; k < W; k++)
 		SEND(JA, k, 170, 0, 0, &r);
 	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	ASSERT_EQ(ESA_META_RESULT, r.meta.kind);
 
-	/* Worker lane on sw0.  All three ranks sit behind sw0 here; the first
-	 * one learnt (rank 0) holds the port, the others learn a conflict. */
-	ASSERT_EQ(0, t_run(self->e.egress_test_fd[ESA_LANE_WORKER], r.pkt, r.len,
-			   self->n.sw0, r.out, r.metalen, &w));
-	EXPECT_EQ(XDP_PASS, w.verdict);
-	ASSERT_EQ(0, t_parse(w.pkt, w.len, &got, vals, NV));
+	/* sw0: all three ranks sit behind it here; the first one learnt
+	 * (rank 0) holds the port.  Its copy, then nothing: no PS on sw0. */
+	ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw0, &w, &got, vals));
 	EXPECT_EQ(t_worker_ip(0), got.daddr);
 	EXPECT_EQ(t_ip(T_SW_IP), got.saddr);
 	EXPECT_EQ(T_WORKER_PORT + JA, got.dport);
 	EXPECT_EQ(ESA_DEFAULT_PORT, got.sport);
 	EXPECT_EQ(0, t_csum(w.pkt + sizeof(struct ethhdr), sizeof(struct iphdr)));
-	{
-		__u8 mac[6];
-
-		t_worker_mac(0, mac);
-		EXPECT_EQ(0, memcmp(got.dmac, mac, 6));
-		EXPECT_EQ(0, memcmp(got.smac, self->n.sw0_mac, 6));
-	}
+	t_worker_mac(0, mac);
+	EXPECT_EQ(0, memcmp(got.dmac, mac, 6));
+	EXPECT_EQ(0, memcmp(got.smac, self->n.sw0_mac, 6));
 	for (int i = 0; i < NV; i++)
 		EXPECT_EQ(self->sum[i], vals[i]);
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_RESULT_TX));
+	EXPECT_EQ(XDP_DROP, egress(self, &r, self->n.sw0, &w, &got, vals));
 
-	/* No worker of job A behind sw1: dropped there. */
-	ASSERT_EQ(0, t_run(self->e.egress_test_fd[ESA_LANE_WORKER], r.pkt, r.len,
-			   self->n.sw1, r.out, r.metalen, &w));
-	EXPECT_EQ(XDP_DROP, w.verdict);
-
-	/* PS lane: only on the PS's port. */
-	ASSERT_EQ(0, t_run(self->e.egress_test_fd[ESA_LANE_PS], r.pkt, r.len,
-			   self->n.sw1, r.out, r.metalen, &ps));
-	EXPECT_EQ(XDP_PASS, ps.verdict);
-	ASSERT_EQ(0, t_parse(ps.pkt, ps.len, &got, vals, NV));
+	/* sw1: no worker of job A, its PS: the first copy is the PS's. */
+	ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw1, &w, &got, vals));
 	EXPECT_EQ(t_ip(T_PS_A), got.daddr);
 	EXPECT_EQ(T_PS_PORT, got.dport);
 	EXPECT_EQ(0, memcmp(got.dmac, t_ps_a_mac, 6));
 	EXPECT_EQ(0, memcmp(got.smac, self->n.sw1_mac, 6));
-	EXPECT_EQ(0, t_csum(ps.pkt + sizeof(struct ethhdr), sizeof(struct iphdr)));
-	ASSERT_EQ(0, t_run(self->e.egress_test_fd[ESA_LANE_PS], r.pkt, r.len,
-			   self->n.sw0, r.out, r.metalen, &ps));
-	EXPECT_EQ(XDP_DROP, ps.verdict);
+	EXPECT_EQ(0, t_csum(w.pkt + sizeof(struct ethhdr), sizeof(struct iphdr)));
+	EXPECT_EQ(XDP_DROP, egress(self, &r, self->n.sw1, &w, &got, vals));
+	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_RESULT_TX));
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_PS_COPY_TX));
+
+	/* The next result starts afresh on every port. */
+	for (int k = 0; k < W; k++)
+		SEND(JA, k, 171, 0, 0, &r);
+	EXPECT_EQ(XDP_PASS, egress(self, &r, self->n.sw0, &w, &got, vals));
+	EXPECT_EQ(t_worker_ip(0), got.daddr);
+}
+
+/* A worker and the PS of one job behind one port both get their copy. */
+TEST_F(esa, egress_worker_and_ps_share_a_port)
+{
+	struct esa_job j = t_job(W, T_PS_W, 7, 6);
+	struct t_run r, w;
+	struct t_pkt got;
+	__s32 vals[NV];
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	ASSERT_EQ(0, esa_job_add(&self->e, 6, &j, self->err, sizeof(self->err)));
+	for (int k = 0; k < W; k++)
+		SEND(6, k, 3, 0, 0, &r);
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	EXPECT_EQ(self->n.sw0, r.meta.ps_ifindex);
+	ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw0, &w, &got, vals));
+	EXPECT_EQ(t_worker_ip(0), got.daddr);
+	ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw0, &w, &got, vals));
+	EXPECT_EQ(t_ip(T_PS_W), got.daddr);
+	EXPECT_EQ(0, memcmp(got.dmac, t_ps_w_mac, 6));
+	EXPECT_EQ(XDP_DROP, egress(self, &r, self->n.sw0, &w, &got, vals));
+	EXPECT_EQ(XDP_DROP, egress(self, &r, self->n.sw1, &w, &got, vals));
+}
+
+/* A unicast frame (here to a PS) leaves through the port devmap with its
+ * egress program, untouched by it. */
+TEST_F(esa, unicast_passes_egress_untouched)
+{
+	struct t_run r, w;
+	struct t_pkt got;
+	__s32 vals[NV];
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	SEND(JA, 0, 172, 0, ESA_F_RESEND, &r);
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	ASSERT_EQ(sizeof(struct esa_meta), r.metalen);
+	EXPECT_EQ(ESA_META_UNICAST, r.meta.kind);
+	ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw1, &w, &got, vals));
+	EXPECT_EQ(r.len, w.len);
+	EXPECT_EQ(0, memcmp(r.pkt, w.pkt, r.len));
 }
 
 /* Two ranks of one job behind one port: the first keeps the port (one copy
@@ -891,17 +937,20 @@ TEST_F(esa, unresolved_and_unreachable_ps)
 	EXPECT_EQ(1, t_ctr(&self->e, 5, ESA_C_DROP_NOROUTE));
 }
 
-/* A PS port that delivers no results: the completed sum goes to the PS
- * whole, so the PS always has every result. */
+/* A PS port that does not deliver results: the completed sum goes to the
+ * PS whole, so the PS always has every result. */
 TEST_F(esa, completion_without_ps_lane_goes_whole_to_ps)
 {
 	__u8 want[2048];
 	struct t_run r;
-	__u32 k = ESA_PORT_KEY(self->n.sw1, ESA_LANE_PS);
 	int len;
 
 	LOAD(ESA_POLICY_ESA, 64, 0);
-	ASSERT_EQ(0, bpf_map_delete_elem(self->e.ports_fd, &k));
+	for (int c = 0; c < ESA_PORT_COPIES; c++) {
+		__u32 k = ESA_PORT_KEY(self->n.sw1, c);
+
+		ASSERT_EQ(0, bpf_map_delete_elem(self->e.ports_fd, &k));
+	}
 	for (int i = 0; i < W; i++)
 		SEND(JA, i, 200, 1, 0, &r);
 	EXPECT_EQ(XDP_REDIRECT, r.verdict);

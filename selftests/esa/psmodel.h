@@ -86,13 +86,7 @@ static inline void pm_free(struct pm *pm)
 /* What rank r of job j sends for chunk s: deterministic, small values. */
 static inline __s32 pm_val(const struct pm *pm, int j, int r, __u32 s, int i)
 {
-	__u32 x = (j * 7919 + r * 104729 + s * 1299709 + i * 15485863) ^
-		  (__u32)pm->seed;
-
-	x ^= x >> 13;
-	x *= 0x5bd1e995;
-	x ^= x >> 15;
-	return (__s32)(x % 2000001) - 1000000;
+	return t_val(pm->seed, j, r, s, i);
 }
 
 static inline __s64 pm_want(const struct pm *pm, int j, __u32 s, int i)

@@ -8,7 +8,7 @@
  *
  *     workers 10.0.0.11-18 ..... sw0 10.0.0.1/24 [ESA] sw1 10.0.1.1/24 ..... PS A 10.0.1.2
  *     (MACs 02:00:00:00:00:1x)   (port 0)               (port 1)            PS B 10.0.1.3
- *                                                                           PS C 10.0.1.9 (no ARP entry)
+ *     PS W 10.0.0.50 ...........'                                           PS C 10.0.1.9 (no ARP entry)
  *                                                       unreachable 10.99.0.0/16
  */
 #ifndef ESA_TESTLIB_H
@@ -38,12 +38,14 @@
 #define T_PS_A		"10.0.1.2"
 #define T_PS_B		"10.0.1.3"
 #define T_PS_NONEIGH	"10.0.1.9"
+#define T_PS_W		"10.0.0.50"	/* a PS behind the workers' port */
 #define T_PS_UNREACH	"10.99.0.1"
 #define T_PS_PORT	9000
 #define T_WORKER_PORT	5000
 
 static const __u8 t_ps_a_mac[6] = { 0x02, 0, 0, 0, 0x01, 0x02 };
 static const __u8 t_ps_b_mac[6] = { 0x02, 0, 0, 0, 0x01, 0x03 };
+static const __u8 t_ps_w_mac[6] = { 0x02, 0, 0, 0, 0x00, 0x50 };
 
 static inline __be32 t_ip(const char *s)
 {
@@ -65,6 +67,19 @@ static inline void t_worker_mac(int w, __u8 mac[6])
 
 	memcpy(mac, m, 6);
 	mac[5] += w;
+}
+
+/* Value i that rank `rank` of job `job` sends for chunk seq: deterministic
+ * and small enough that sums of 64 ranks never overflow. */
+static inline __s32 t_val(__u64 seed, int job, int rank, __u32 seq, int i)
+{
+	__u32 x = (job * 7919 + rank * 104729 + seq * 1299709 + i * 15485863) ^
+		  (__u32)seed;
+
+	x ^= x >> 13;
+	x *= 0x5bd1e995;
+	x ^= x >> 15;
+	return (__s32)(x % 2000001) - 1000000;
 }
 
 static inline int t_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -115,6 +130,7 @@ static inline int esa_netns_setup(struct t_net *n)
 		 "ip addr add 10.0.1.1/24 dev sw1\n"
 		 "ip neigh add " T_PS_A " lladdr 02:00:00:00:01:02 nud permanent dev sw1\n"
 		 "ip neigh add " T_PS_B " lladdr 02:00:00:00:01:03 nud permanent dev sw1\n"
+		 "ip neigh add " T_PS_W " lladdr 02:00:00:00:00:50 nud permanent dev sw0\n"
 		 "ip route add unreachable 10.99.0.0/16\n"))
 		return -1;
 	n->sw0 = if_nametoindex("sw0");
@@ -128,10 +144,10 @@ static inline int esa_netns_setup(struct t_net *n)
 /* Register ports for results without attaching XDP (tests use test-run). */
 static inline int t_port_register(struct esa *e, int ifindex)
 {
-	for (int lane = 0; lane < 2; lane++) {
+	for (int copy = 0; copy < ESA_PORT_COPIES; copy++) {
 		struct bpf_devmap_val v = { .ifindex = ifindex,
-					    .bpf_prog.fd = e->egress_fd[lane] };
-		__u32 k = ESA_PORT_KEY(ifindex, lane);
+					    .bpf_prog.fd = e->egress_fd };
+		__u32 k = ESA_PORT_KEY(ifindex, copy);
 
 		if (bpf_map_update_elem(e->ports_fd, &k, &v, BPF_ANY))
 			return -1;

@@ -192,8 +192,7 @@ static void esa_clear(struct esa *e)
 	e->prog_fd = e->jobs_fd = e->slots_fd = e->acc_fd = -1;
 	e->counters_fd = e->learn_fd = e->dests_fd = e->ports_fd = -1;
 	e->cfg_fd = -1;
-	e->egress_fd[0] = e->egress_fd[1] = -1;
-	e->egress_test_fd[0] = e->egress_test_fd[1] = -1;
+	e->egress_fd = e->egress_test_fd = -1;
 }
 
 int esa_load(struct esa *e, const struct esa_opts *o, char *err, size_t len)
@@ -267,10 +266,8 @@ int esa_load(struct esa *e, const struct esa_opts *o, char *err, size_t len)
 	e->cfg = cfg;
 	e->ncpus = libbpf_num_possible_cpus();
 	e->prog_fd = esa_prog_fd(obj, "esa_xdp");
-	e->egress_fd[ESA_LANE_WORKER] = esa_prog_fd(obj, "esa_egress_worker");
-	e->egress_fd[ESA_LANE_PS] = esa_prog_fd(obj, "esa_egress_ps");
-	e->egress_test_fd[ESA_LANE_WORKER] = esa_prog_fd(obj, "esa_egress_worker_test");
-	e->egress_test_fd[ESA_LANE_PS] = esa_prog_fd(obj, "esa_egress_ps_test");
+	e->egress_fd = esa_prog_fd(obj, "esa_egress_prog");
+	e->egress_test_fd = esa_prog_fd(obj, "esa_egress_test");
 	e->jobs_fd = esa_map_fd(obj, "esa_jobs");
 	e->slots_fd = esa_map_fd(obj, "esa_slots");
 	e->acc_fd = esa_map_fd(obj, "esa_acc");
@@ -294,8 +291,7 @@ static const struct {
 	int prog;
 } esa_pins[] = {
 	{ "xdp",		"esa_xdp",		1 },
-	{ "egress_worker",	"esa_egress_worker",	1 },
-	{ "egress_ps",		"esa_egress_ps",	1 },
+	{ "egress",		"esa_egress_prog",	1 },
 	{ "jobs",		"esa_jobs",		0 },
 	{ "slots",		"esa_slots",		0 },
 	{ "acc",		"esa_acc",		0 },
@@ -353,7 +349,7 @@ int esa_unpin(const char *dir)
 int esa_open_pinned(struct esa *e, const char *dir, char *err, size_t len)
 {
 	int *fds[] = {
-		&e->prog_fd, &e->egress_fd[ESA_LANE_WORKER], &e->egress_fd[ESA_LANE_PS],
+		&e->prog_fd, &e->egress_fd,
 		&e->jobs_fd, &e->slots_fd, &e->acc_fd, &e->counters_fd,
 		&e->learn_fd, &e->dests_fd, &e->ports_fd, &e->cfg_fd,
 	};
@@ -398,7 +394,7 @@ void esa_close(struct esa *e)
 		bpf_object__close(e->obj);
 	} else {
 		int fds[] = {
-			e->prog_fd, e->egress_fd[0], e->egress_fd[1], e->jobs_fd,
+			e->prog_fd, e->egress_fd, e->jobs_fd,
 			e->slots_fd, e->acc_fd, e->counters_fd, e->learn_fd,
 			e->dests_fd, e->ports_fd, e->cfg_fd,
 		};
@@ -616,7 +612,7 @@ static __u32 esa_prog_id(int fd)
 int esa_port_registered(struct esa *e, int ifindex)
 {
 	struct bpf_devmap_val v;
-	__u32 k = ESA_PORT_KEY(ifindex, ESA_LANE_WORKER);
+	__u32 k = ESA_PORT_KEY(ifindex, 0);
 
 	return !bpf_map_lookup_elem(e->ports_fd, &k, &v);
 }
@@ -641,12 +637,12 @@ int esa_port_attach(struct esa *e, int ifindex, int generic, char *err,
 				   generic ? "generic" : "native", strerror(-rc),
 				   generic ? "" : " (try 'mode generic')");
 	}
-	for (int lane = 0; lane < 2; lane++) {
+	for (int copy = 0; copy < ESA_PORT_COPIES; copy++) {
 		struct bpf_devmap_val v = {
 			.ifindex = ifindex,
-			.bpf_prog.fd = e->egress_fd[lane],
+			.bpf_prog.fd = e->egress_fd,
 		};
-		__u32 k = ESA_PORT_KEY(ifindex, lane);
+		__u32 k = ESA_PORT_KEY(ifindex, copy);
 
 		if (bpf_map_update_elem(e->ports_fd, &k, &v, BPF_ANY)) {
 			rc = errno;
@@ -665,8 +661,8 @@ int esa_port_detach(struct esa *e, int ifindex, char *err, size_t len)
 	int found = 0;
 
 	if_indextoname(ifindex, name);
-	for (int lane = 0; lane < 2; lane++) {
-		__u32 k = ESA_PORT_KEY(ifindex, lane);
+	for (int copy = 0; copy < ESA_PORT_COPIES; copy++) {
+		__u32 k = ESA_PORT_KEY(ifindex, copy);
 
 		found += !bpf_map_delete_elem(e->ports_fd, &k);
 	}
@@ -692,9 +688,9 @@ int esa_port_each(struct esa *e, int (*fn)(int ifindex, void *arg), void *arg)
 	while (!bpf_map_get_next_key(e->ports_fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (key % 2 != ESA_LANE_WORKER)
+		if (key % ESA_PORT_COPIES)
 			continue;
-		rc = fn(key / 2, arg);
+		rc = fn(key / ESA_PORT_COPIES, arg);
 		if (rc)
 			return rc;
 	}

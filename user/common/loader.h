@@ -28,8 +28,8 @@ struct esa_opts {
 struct esa {
 	struct bpf_object *obj;	/* NULL when opened from pins */
 	int	prog_fd;
-	int	egress_fd[2];	/* indexed by ESA_LANE_* */
-	int	egress_test_fd[2];	/* test copies (loaded objects only) */
+	int	egress_fd;	/* the ports' egress program */
+	int	egress_test_fd;	/* its test copy (loaded objects only) */
 	int	jobs_fd, slots_fd, acc_fd, counters_fd;
 	int	learn_fd, dests_fd, ports_fd, cfg_fd;
 	struct esa_cfg cfg;
@@ -72,7 +72,7 @@ int esa_counters_read(struct esa *e, __u32 row, struct esa_counters *c);
 int esa_counters_sum(struct esa *e, struct esa_counters *c);
 int esa_counters_reset(struct esa *e);
 
-/* Ports: attach the program and register both result lanes. */
+/* Ports: attach the program and register the port for results. */
 int esa_port_attach(struct esa *e, int ifindex, int generic, char *err,
 		    size_t len);
 int esa_port_detach(struct esa *e, int ifindex, char *err, size_t len);

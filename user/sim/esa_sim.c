@@ -264,6 +264,10 @@ static int run_compare(const struct sim_params *base, unsigned polmask,
 
 		if (!a->ran)
 			continue;
+		if (a->unfinished) {
+			a->avg = a->p95 = NAN;
+			continue;
+		}
 		for (unsigned i = 0; i < a->njct; i++)
 			s += a->jct[i];
 		a->avg = s / a->njct;
@@ -459,7 +463,7 @@ static int write_cdf(const char *path, const struct cmp *c, int gp)
 		const struct pol_agg *a = &c->p[pol];
 		double *v;
 
-		if (!a->ran)
+		if (!a->ran || a->unfinished)
 			continue;
 		v = malloc(a->njct * sizeof(*v));
 		if (!v) {
@@ -726,7 +730,7 @@ static int run_sweep(const struct sim_params *base, unsigned polmask,
 	if (!gp || !gl)
 		return -1;
 	{
-		static char line[MAXLIST][MAXLIST][160];
+		static char line[MAXLIST][MAXLIST][512];
 
 		for (int li = 0; li < sw->nload; li++) {
 			for (int pi = 0; pi < sw->npool; pi++) {

@@ -1361,13 +1361,21 @@ int sim_run(const struct sim_params *P, const struct sim_workload *W,
 	acct_check(s);
 
 	R->finished = s->jobs_done == W->njobs;
-	for (unsigned i = 0; i < W->njobs; i++)
-		sum += R->jct[i];
 	last = s->now;
 	R->makespan = (double)(last - first) / T_S;
-	R->avg_jct = sum / W->njobs;
-	R->p95_jct = sim_quantile(R->jct, W->njobs, 0.95);
-	R->max_jct = sim_quantile(R->jct, W->njobs, 1.0);
+	if (R->finished) {
+		for (unsigned i = 0; i < W->njobs; i++)
+			sum += R->jct[i];
+		R->avg_jct = sum / W->njobs;
+		R->p95_jct = sim_quantile(R->jct, W->njobs, 0.95);
+		R->max_jct = sim_quantile(R->jct, W->njobs, 1.0);
+	} else {
+		/* Unfinished jobs have no JCT: no average either. */
+		for (unsigned i = 0; i < W->njobs; i++)
+			if (s->job[i].state != JS_DONE)
+				R->jct[i] = NAN;
+		R->avg_jct = R->p95_jct = R->max_jct = NAN;
+	}
 	if (last > first) {
 		double pt = (double)P->pool * (double)(last - first);
 

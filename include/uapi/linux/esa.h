@@ -252,14 +252,24 @@ struct esa_dest {
 	__u32	ifindex;
 };
 
-/* Devmap keys: two lanes per port, so a worker and the PS of one job can
- * share a port and still get one copy each.
+/*
+ * esa_ports: the devmap of ports that deliver results, ESA_PORT_COPIES
+ * entries per port (key ESA_PORT_KEY(ifindex, copy)), all with the same
+ * egress program.  A result is broadcast to every entry; on each port the
+ * egress program gives one copy to the job's worker there and one to the
+ * job's PS if it is there too, and drops the rest.  One program for every
+ * entry because the kernel runs the egress program of the first frame
+ * queued to a device on all frames it flushes to that device together.
  */
-#define ESA_LANE_WORKER	0
-#define ESA_LANE_PS	1
-#define ESA_PORT_KEY(ifindex, lane)	((ifindex) * 2 + (lane))
+#define ESA_PORT_COPIES	2
+#define ESA_PORT_KEY(ifindex, copy)	((ifindex) * ESA_PORT_COPIES + (copy))
 
-/* Metadata the ingress program hands to the egress programs of a result. */
+enum esa_meta_kind {
+	ESA_META_UNICAST = 1,	/* addressed already: send as it is */
+	ESA_META_RESULT,	/* a copy of a broadcast result */
+};
+
+/* Metadata the ingress program hands to the egress program. */
 struct esa_meta {
 	__u32	ps_ifindex;	/* port toward the job's PS; 0: none */
 	__u32	gen;		/* job generation the result belongs to */
@@ -267,7 +277,9 @@ struct esa_meta {
 	__u8	ps_mac[6];
 	__be16	ps_port;
 	__u8	ps_port_mac[6];
-	__u16	resv;
+	__u8	kind;		/* enum esa_meta_kind */
+	__u8	resv;
+	__u32	bcast;		/* which broadcast of this CPU */
 };
 
 /* esa_counters: per-CPU array, row = job id, row max_jobs = no job known. */

@@ -1,0 +1,118 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# End to end in network namespaces: real UDP from real sockets through the
+# XDP switch, attached in native mode on every port.
+#
+#   ns $P-h1 10.9.1.2 --veth-- p1 10.9.1.1 \                 (job 1: h1 h2 h3)
+#   ns $P-h2 10.9.2.2 --veth-- p2 10.9.2.1  |                (job 2: h4 h5 h6)
+#   ...                                     +- ns $P-sw [ESA XDP on p1..p7]
+#   ns $P-h6 10.9.6.2 --veth-- p6 10.9.6.1  |  service address 10.255.0.1:7680
+#   ns $P-h7 10.9.7.2 --veth-- p7 10.9.7.1 /                 (the PS of both jobs)
+#
+# Every worker sends its chunks to 10.255.0.1 and must receive every sum of
+# its own job exactly once and exactly; the PS must receive its copy of each.
+# Prints TAP.  usage: e2e.sh [ CHUNKS ] [ VALUES ]
+set -u
+cd "$(dirname "$0")/../.."
+B=build
+N=${1:-4000}
+V=${2:-256}
+P=esae$$
+PIN=/sys/fs/bpf/$P
+SW=$P-sw
+n=0 fail=0
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+nok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $*"; }
+check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
+esactl() { nsenter --net=/run/netns/$SW $B/esactl -d $PIN "$@"; }
+
+cleanup() {
+	esactl prog unload >/dev/null 2>&1
+	for i in 1 2 3 4 5 6 7; do ip netns del $P-h$i 2>/dev/null; done
+	ip netns del $SW 2>/dev/null
+	rm -rf "$PIN"
+}
+[ -n "${KEEP:-}" ] || trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+echo "TAP version 13"
+for f in esactl esa_pass.bpf.o selftests/esa_send; do
+	[ -e $B/$f ] || { echo "1..0 # SKIP $B/$f missing (run make)"; exit 4; }
+done
+[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 4; }
+
+setup() {
+	set -e
+	ip netns add $SW
+	ip -n $SW link set lo up
+	ip netns exec $SW sysctl -qw net.ipv4.ip_forward=1
+	for i in 1 2 3 4 5 6 7; do
+		ip netns add $P-h$i
+		ip -n $P-h$i link set lo up
+		ip link add p$i netns $SW type veth peer name eth0 netns $P-h$i
+		ip -n $SW addr add 10.9.$i.1/24 dev p$i
+		ip -n $SW link set p$i up
+		ip -n $P-h$i addr add 10.9.$i.2/24 dev eth0
+		ip -n $P-h$i link set eth0 up
+		ip -n $P-h$i route add default via 10.9.$i.1
+		# a veth takes XDP frames only if its peer runs NAPI: XDP_PASS
+		ip -n $P-h$i link set dev eth0 xdpdrv obj $B/esa_pass.bpf.o sec xdp
+	done
+	set +e
+}
+check "topology: switch with 7 ports, 7 hosts" setup
+
+check "esactl prog load" esactl prog load slots 2048 values $V addr 10.255.0.1
+attach_all() { for i in 1 2 3 4 5 6 7; do esactl dev attach p$i || return 1; done; }
+check "esactl dev attach on every port" attach_all
+native() { [ "$(esactl -j dev show | grep -o '"xdp":"native"' | wc -l)" = 7 ]; }
+check "native mode on all 7 ports" native
+resolve() { for i in 1 2 3 4 5 6 7; do ip netns exec $SW ping -c1 -W1 -q 10.9.$i.2 >/dev/null || return 1; done; }
+check "hosts reachable through the switch (XDP passes other traffic)" resolve
+
+check "job 1: 3 workers" esactl job add 1 ps 10.9.7.2:9000 workers 10.9.1.2:6001 10.9.2.2:6001 10.9.3.2:6001
+check "job 2: 3 workers" esactl job add 2 ps 10.9.7.2:9000 workers 10.9.4.2:6002 10.9.5.2:6002 10.9.6.2:6002 max-prio 3
+
+log=$(mktemp -d)
+ip netns exec $P-h7 $B/selftests/esa_send ps -b 10.9.7.2:9000 -n $N -v $V -t 5000 1:3 2:3 >$log/ps 2>&1 &
+psp=$!
+sleep 0.2
+pids=()
+for i in 1 2 3 4 5 6; do
+	job=$(( (i - 1) / 3 + 1 )) rank=$(( (i - 1) % 3 ))
+	ip netns exec $P-h$i $B/selftests/esa_send worker -j $job -r $rank -w 3 \
+		-d 10.255.0.1 -b 10.9.$i.2:600$job -n $N -v $V -W 32 -p $job >$log/w$i 2>&1 &
+	pids+=($!)
+done
+for i in 1 2 3 4 5 6; do
+	wait ${pids[$((i - 1))]}
+	rc=$?
+	sed 's/^/# /' $log/w$i
+	check "worker h$i: $N exact sums of its job, each once, no foreign results" [ $rc = 0 ]
+done
+wait $psp
+rc=$?
+sed 's/^/# /' $log/ps
+check "PS: a copy of every sum of both jobs" [ $rc = 0 ]
+rm -rf "$log"
+
+stats=$(esactl -j stats show)
+counter() { echo "$stats" | grep -o "\"total\":{[^}]*}" | grep -o "\"$1\":[0-9]*" | cut -d: -f2; }
+echo "# switch: completed $(counter completed) result_tx $(counter result_tx) ps_copy_tx $(counter ps_copy_tx) collisions $(counter collisions)"
+check "switch completed all $((2 * N)) chunks" [ "$(counter completed)" = $((2 * N)) ]
+check "switch sent 3 result copies per chunk to workers" [ "$(counter result_tx)" = $((6 * N)) ]
+no_drops() {
+	local d
+	for d in truncated version type count header job rank prio spoof ip noroute; do
+		[ "$(counter drop_$d)" = 0 ] || { echo "# drop_$d: $(counter drop_$d)"; return 1; }
+	done
+}
+check "no drops" no_drops
+check "esactl prog unload detaches every port" esactl prog unload
+gone() { for i in 1 2 3 4 5 6 7; do ip -n $SW link show p$i | grep -q xdp && return 1; done; return 0; }
+check "no XDP program left on the ports" gone
+
+echo "1..$n"
+[ $fail = 0 ]
