@@ -91,9 +91,9 @@ int sim_preset(struct sim_params *p, const char *name)
 		p->wchoice[1] = 3;
 		p->wchoice[2] = 4;
 		p->nwchoice = 3;
-		p->iter_min = 5;
-		p->iter_max = 10;
-		p->scale = 0.001;
+		p->iter_min = 20;
+		p->iter_max = 40;
+		p->scale = 0.002;
 		p->compute_scale = 10;
 		return 0;
 	}
