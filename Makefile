@@ -35,7 +35,7 @@ TESTS	 := $(OUTPUT)/selftests/esa_golden $(OUTPUT)/selftests/esa_fuzz \
 	    $(OUTPUT)/selftests/esa_policy_test
 BENCH	 := $(OUTPUT)/esa_bench
 
-.PHONY: all clean test bench deps
+.PHONY: all clean test check bench deps demo
 all: $(BPF_OBJS) $(SKELS) $(TOOLS) $(TESTS) $(BENCH)
 
 # Subsystems (kernel module, simulator, ...) add their rules in mk/*.mk and
@@ -46,7 +46,22 @@ CLEAN_EXTRA :=
 all: $(ALL_EXTRA)
 
 deps:
-	$(Q)scripts/deps.sh
+	$(Q)scripts/deps.sh build test plot
+
+# What the README's commands run on a fresh Debian 12 machine (as root).
+# The full demo (scripts/demo.sh) comes with the host side (mk/hosts.mk);
+# until then the demo is the data-plane walk-through of selftests/esa/e2e.sh.
+ifeq ($(wildcard scripts/demo.sh),)
+demo:
+	$(Q)scripts/deps.sh build test
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)selftests/esa/e2e.sh
+endif
+
+check:
+	$(Q)scripts/deps.sh build test plot
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)selftests/run.sh
 
 $(OUTPUT) $(OUTPUT)/common $(OUTPUT)/selftests:
 	$(Q)mkdir -p $@
