@@ -65,8 +65,12 @@ setup() {
 check "topology: switch with 7 ports, 7 hosts" setup
 
 check "esactl prog load" esactl prog load slots 2048 values $V addr 10.255.0.1
+# p3 the way a user attaches a pinned program with iproute2; it delivers
+# results once registered with esactl.
+ipr() { nsenter --net=/run/netns/$SW ip "$@"; }
+check "ip link set dev p3 xdpdrv pinned $PIN/xdp" ipr link set dev p3 xdpdrv pinned $PIN/xdp
 attach_all() { for i in 1 2 3 4 5 6 7; do esactl dev attach p$i || return 1; done; }
-check "esactl dev attach on every port" attach_all
+check "esactl dev attach on every port (p3: registers it)" attach_all
 native() { [ "$(esactl -j dev show | grep -o '"xdp":"native"' | wc -l)" = 7 ]; }
 check "native mode on all 7 ports" native
 resolve() { for i in 1 2 3 4 5 6 7; do ip netns exec $SW ping -c1 -W1 -q 10.9.$i.2 >/dev/null || return 1; done; }
@@ -110,6 +114,8 @@ no_drops() {
 	done
 }
 check "no drops" no_drops
+check "bpftool shows the jobs map with its types" \
+	sh -c "bpftool map dump pinned $PIN/jobs | grep -q '\"nworkers\": 3'"
 check "esactl prog unload detaches every port" esactl prog unload
 gone() { for i in 1 2 3 4 5 6 7; do ip -n $SW link show p$i | grep -q xdp && return 1; done; return 0; }
 check "no XDP program left on the ports" gone
