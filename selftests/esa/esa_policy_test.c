@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The slot policy (include/esa_policy.h) as pure functions: every input of
+ * esa_decide() is enumerated and checked against the protocol's rules, and
+ * esa_slot_index() against its contract.  The XDP program and the simulator
+ * compile exactly this code.
+ */
+#include "testlib.h"
+#include "kselftest_harness.h"
+
+#define FOR_EACH_VIEW(v)						\
+	for (int _p = 0; _p < __ESA_POLICY_MAX; _p++)			\
+	for (int _s = 0; _s < 3; _s++)					\
+	for (int _o = 0; _o < 4; _o++)					\
+	for (int _t = 0; _t < 3; _t++)					\
+	for (int _sp = 0; _sp < 3; _sp++)				\
+	for (int _pp = 0; _pp < 3; _pp++)				\
+	for (int _bits = 0; _bits < 16; _bits++)			\
+	if ((v = (struct esa_view){					\
+		.policy = _p, .state = _s, .owner = _o, .tomb = _t,	\
+		.slot_prio = _sp * 100, .pkt_prio = _pp * 100,		\
+		.resend = _bits & 1, .rank_in = !!(_bits & 2),		\
+		.completes = !!(_bits & 4), .stale = !!(_bits & 8) }),	\
+	    /* a free slot has no owner and vice versa */		\
+	    (v.state == ESA_SLOT_FREE) != (v.owner == ESA_OWN_NONE))	\
+		;							\
+	else
+
+TEST(every_decision_is_a_known_action)
+{
+	struct esa_view v;
+	int n = 0;
+
+	FOR_EACH_VIEW(v) {
+		int a = esa_decide(&v);
+
+		EXPECT_LE(0, a);
+		EXPECT_GT(__ESA_A_MAX, a);
+		n++;
+	}
+	EXPECT_LT(1000, n);
+}
+
+/* Rule 6: a resend never starts a partial, and is never absorbed silently. */
+TEST(resend_never_claims_or_is_absorbed)
+{
+	struct esa_view v;
+
+	FOR_EACH_VIEW(v) {
+		int a = esa_decide(&v);
+
+		if (!v.resend)
+			continue;
+		EXPECT_NE(ESA_A_CLAIM, a);
+		EXPECT_NE(ESA_A_RECLAIM, a);
+		EXPECT_NE(ESA_A_ADD, a);
+		EXPECT_NE(ESA_A_PREEMPT, a);
+		EXPECT_NE(ESA_A_AGE, a);
+		EXPECT_NE(ESA_A_DUPLICATE, a);
+		if (v.owner == ESA_OWN_SELF && v.state == ESA_SLOT_BUSY &&
+		    (v.rank_in || !v.completes)) {
+			EXPECT_EQ(ESA_A_FLUSH, a);
+		}
+	}
+}
+
+/* Rule 2: the owning key adds new ranks, drops known ones, completes. */
+TEST(own_key_adds_completes_or_is_duplicate)
+{
+	struct esa_view v;
+
+	FOR_EACH_VIEW(v) {
+		int a = esa_decide(&v);
+
+		if (v.owner != ESA_OWN_SELF || v.state != ESA_SLOT_BUSY || v.resend)
+			continue;
+		EXPECT_EQ(v.rank_in ? ESA_A_DUPLICATE :
+			  !v.completes ? ESA_A_ADD :
+			  v.policy == ESA_POLICY_ATP ? ESA_A_HOLD : ESA_A_COMPLETE, a);
+	}
+}
+
+/* Rule 3: only policy esa preempts, only a busy slot, only a strictly
+ * lower priority; rule 4: otherwise a live owner keeps its slot. */
+TEST(preemption_only_by_strictly_higher_priority)
+{
+	struct esa_view v;
+
+	FOR_EACH_VIEW(v) {
+		int a = esa_decide(&v);
+
+		if (a == ESA_A_PREEMPT) {
+			EXPECT_EQ(ESA_POLICY_ESA, v.policy);
+			EXPECT_EQ(ESA_OWN_LIVE, v.owner);
+			EXPECT_EQ(ESA_SLOT_BUSY, v.state);
+			EXPECT_GT(v.pkt_prio, v.slot_prio);
+		}
+		if (v.owner == ESA_OWN_LIVE && v.tomb == ESA_TOMB_NONE && !v.resend &&
+		    !v.stale && v.pkt_prio <= v.slot_prio) {
+			EXPECT_EQ(ESA_A_COLLIDE, a);
+		}
+		if (v.owner == ESA_OWN_LIVE && v.state == ESA_SLOT_BUSY &&
+		    v.tomb == ESA_TOMB_NONE && !v.resend && v.pkt_prio > v.slot_prio) {
+			EXPECT_EQ(v.policy == ESA_POLICY_ESA ? ESA_A_PREEMPT :
+				  v.stale ? ESA_A_AGE : ESA_A_COLLIDE, a);
+		}
+	}
+}
+
+/* Rule 1: free slots and slots of dead owners are taken. */
+TEST(free_or_dead_slots_are_taken)
+{
+	struct esa_view v;
+
+	FOR_EACH_VIEW(v) {
+		int a = esa_decide(&v);
+
+		if (v.resend || v.tomb != ESA_TOMB_NONE)
+			continue;
+		if (v.owner == ESA_OWN_NONE) {
+			EXPECT_EQ(ESA_A_CLAIM, a);
+		}
+		if (v.owner == ESA_OWN_DEAD) {
+			EXPECT_EQ(ESA_A_RECLAIM, a);
+		}
+	}
+}
+
+/* Rule 5: a chunk that left never restarts in the switch. */
+TEST(tombstones_send_chunks_on)
+{
+	struct esa_view v;
+
+	FOR_EACH_VIEW(v) {
+		int a = esa_decide(&v);
+
+		if (v.owner == ESA_OWN_SELF || v.tomb == ESA_TOMB_NONE)
+			continue;
+		EXPECT_EQ(v.resend ? ESA_A_RESEND :
+			  v.tomb == ESA_TOMB_DONE ? ESA_A_DUPLICATE : ESA_A_TOMB, a);
+	}
+}
+
+/* Policy atp: a held slot is released only by its ack, or when idle. */
+TEST(held_slots_stay_held)
+{
+	struct esa_view v;
+
+	FOR_EACH_VIEW(v) {
+		int a = esa_decide(&v);
+
+		if (v.state != ESA_SLOT_HELD || v.owner == ESA_OWN_DEAD ||
+		    v.tomb != ESA_TOMB_NONE)
+			continue;
+		if (v.owner == ESA_OWN_SELF) {
+			EXPECT_EQ(v.resend ? ESA_A_RESEND : ESA_A_DUPLICATE, a);
+		} else if (!v.resend) {
+			EXPECT_EQ(v.stale ? ESA_A_RECLAIM : ESA_A_COLLIDE, a);
+		}
+	}
+}
+
+TEST(slot_index_contract)
+{
+	/* shared pool: in range, a job's consecutive chunks on distinct slots */
+	for (__u32 pool = 1; pool < 300; pool += 37) {
+		for (__u16 job = 0; job < 50; job++) {
+			__s64 first = esa_slot_index(ESA_POLICY_ESA, job, 0, pool, 0, 0);
+
+			for (__u32 s = 0; s < pool; s++) {
+				__s64 i = esa_slot_index(ESA_POLICY_ESA, job, s, pool, 0, 0);
+
+				ASSERT_LE(0, i);
+				ASSERT_GT(pool, i);
+				ASSERT_EQ((first + s) % pool, i);
+				ASSERT_EQ(i, esa_slot_index(ESA_POLICY_ATP, job, s, pool, 0, 0));
+			}
+		}
+	}
+	/* jobs start at different places */
+	EXPECT_NE(esa_slot_index(ESA_POLICY_ESA, 1, 0, 4096, 0, 0),
+		  esa_slot_index(ESA_POLICY_ESA, 2, 0, 4096, 0, 0));
+	/* wrapping sequence numbers stay in range */
+	EXPECT_GT(4096, esa_slot_index(ESA_POLICY_ESA, 3, 0xffffffffu, 4096, 0, 0));
+	/* switchml: inside the region only; no region or a bad one: -1 */
+	for (__u32 s = 0; s < 100; s++) {
+		EXPECT_EQ(40 + s % 8, esa_slot_index(ESA_POLICY_SWITCHML, 5, s, 64, 40, 8));
+	}
+	EXPECT_EQ(-1, esa_slot_index(ESA_POLICY_SWITCHML, 5, 1, 64, 0, 0));
+	EXPECT_EQ(-1, esa_slot_index(ESA_POLICY_SWITCHML, 5, 1, 64, 60, 8));
+	EXPECT_EQ(-1, esa_slot_index(ESA_POLICY_SWITCHML, 5, 1, 64, 64, 1));
+	EXPECT_EQ(-1, esa_slot_index(ESA_POLICY_ESA, 5, 1, 0, 0, 0));
+}
+
+TEST(full_mask)
+{
+	EXPECT_EQ(1, esa_full_mask(1));
+	EXPECT_EQ(7, esa_full_mask(3));
+	EXPECT_EQ(~0ULL >> 1, esa_full_mask(63));
+	EXPECT_EQ(~0ULL, esa_full_mask(64));
+}
+
+TEST(counter_names_complete)
+{
+	for (int i = 0; i < __ESA_C_MAX; i++) {
+		ASSERT_NE(NULL, esa_counter_names[i]) TH_LOG("counter %d has no name", i);
+		for (int k = 0; k < i; k++) {
+			EXPECT_NE(0, strcmp(esa_counter_names[i], esa_counter_names[k]));
+		}
+	}
+}
+
+TEST_HARNESS_MAIN
