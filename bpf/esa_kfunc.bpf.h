@@ -5,9 +5,10 @@
  * Built with -DESA_KFUNC, esa.bpf.c includes this instead of its functions
  * over the esa_jobs map; the semantics are the same (the kfuncs and the
  * structures they fill are documented in include/uapi/linux/esa.h).  Per
- * packet, admission is one kfunc call that copies a snapshot of the job
- * into a stack buffer under RCU: no lookup in a map, no reference taken,
- * no shared write but the activity stamp (at most once a millisecond).
+ * packet, admission is one kfunc call, the packet's fields in registers,
+ * that fills the caller's struct esa_jinfo under RCU: no map lookup, no
+ * reference taken, no shared write but the activity stamp (at most once a
+ * millisecond).
  *
  * The registry is per network namespace and the kfuncs find it through the
  * packet's receiving device, so each takes the XDP context.  esa.bpf.c
@@ -18,11 +19,24 @@
 #ifndef _ESA_KFUNC_BPF_H
 #define _ESA_KFUNC_BPF_H
 
-extern int bpf_esa_admit(struct xdp_md *ctx, struct esa_kf_admit *a) __ksym;
+extern int bpf_esa_admit(struct xdp_md *ctx, __u64 key, __be32 saddr,
+			 __u64 now, struct esa_kf_jinfo *ji) __ksym;
 extern int bpf_esa_owner_alive(struct xdp_md *ctx, __u32 job, __u32 gen,
 			       __u64 now) __ksym;
 extern int bpf_esa_job(struct xdp_md *ctx, __u32 job,
 		       struct esa_kf_job *out) __ksym;
+
+/* bpf_esa_admit() fills struct esa_jinfo as the UAPI's esa_kf_jinfo. */
+_Static_assert(sizeof(struct esa_jinfo) == sizeof(struct esa_kf_jinfo) &&
+	       __builtin_offsetof(struct esa_jinfo, gen) ==
+	       __builtin_offsetof(struct esa_kf_jinfo, gen) &&
+	       __builtin_offsetof(struct esa_jinfo, region_base) ==
+	       __builtin_offsetof(struct esa_kf_jinfo, region_base) &&
+	       __builtin_offsetof(struct esa_jinfo, region_size) ==
+	       __builtin_offsetof(struct esa_kf_jinfo, region_size) &&
+	       __builtin_offsetof(struct esa_jinfo, nworkers) ==
+	       __builtin_offsetof(struct esa_kf_jinfo, nworkers),
+	       "struct esa_jinfo must have the layout of struct esa_kf_jinfo");
 
 /*
  * Admit the data packet in ctx: check it against its job's registration,
@@ -32,30 +46,21 @@ extern int bpf_esa_job(struct xdp_md *ctx, __u32 job,
  */
 __esa_global int esa_admit(struct xdp_md *ctx, __u64 now, struct esa_jinfo *ji)
 {
-	struct esa_kf_admit a = {};
 	struct esa_pkt p;
+	__u16 job;
 	int err;
 
 	if (!ji || esa_parse(ctx, &p))
 		return ESA_C_DROP_TRUNC;
-	a.now = now;
-	a.saddr = p.ip->saddr;
-	a.sport = p.udp->source;
-	a.job = bpf_ntohs(p.h->job);
-	a.rank = bpf_ntohs(p.h->rank);
-	a.prio = p.h->prio;
-	err = bpf_esa_admit(ctx, &a);
+	job = bpf_ntohs(p.h->job);
+	err = bpf_esa_admit(ctx, ESA_KF_KEY(job, bpf_ntohs(p.h->rank), p.h->prio,
+					    p.udp->source),
+			    p.ip->saddr, now, (struct esa_kf_jinfo *)ji);
 	if (err == ESA_C_EXPIRED) {
-		esa_count(a.job, ESA_C_EXPIRED);
+		esa_count(job, ESA_C_EXPIRED);
 		err = 0;
 	}
-	if (err)
-		return err;
-	ji->gen = a.info.gen;
-	ji->nworkers = a.info.nworkers;
-	ji->region_base = a.info.region_base;
-	ji->region_size = a.info.region_size;
-	return 0;
+	return err;
 }
 
 /* Is generation gen of job jid still alive? */

@@ -26,39 +26,41 @@ static struct esa_net *esa_kf_net(const struct xdp_md *ctx)
 	return esa_net(dev_net(xdp->rxq->dev));
 }
 
-static void esa_kf_fill(const struct esa_kjob *j, struct esa_kf_job *out)
-{
-	out->region_base = j->region_base;
-	out->region_size = j->region_size;
-	out->nworkers = j->nworkers;
-	out->ps = j->ps;
-}
-
 /**
  * bpf_esa_admit - admit a DATA packet to its job and renew the job's lease
  * @ctx: the XDP context of the packet
- * @a: the packet's job, rank, priority, source and time; a->info is filled
+ * @key: the packet's job, rank, priority and UDP source port: ESA_KF_KEY()
+ * @saddr: its IPv4 source address
+ * @now: bpf_ktime_get_coarse_ns()
+ * @ji: filled with the job's generation, region and worker count
  *
  * Return: 0; ESA_C_EXPIRED if admitted as the job's first packet after its
  * lease ran out; or the ESA_C_DROP_* counter of the reason for a drop.
  */
-__bpf_kfunc int bpf_esa_admit(struct xdp_md *ctx, struct esa_kf_admit *a)
+__bpf_kfunc int bpf_esa_admit(struct xdp_md *ctx, u64 key, __be32 saddr,
+			      u64 now, struct esa_kf_jinfo *ji)
 {
+	u32 rank = (u16)(key >> 16);
+	__be16 sport = (__force __be16)(u16)(key >> 48);
 	const struct esa_addr *r;
 	struct esa_kjob *j;
+	int ret;
 
-	j = esa_job_rcu(esa_kf_net(ctx), a->job);
+	j = esa_job_rcu(esa_kf_net(ctx), (u16)key);
 	if (!j)
 		return ESA_C_DROP_JOB;
-	if (a->rank >= j->nworkers)
+	if (rank >= j->nworkers)
 		return ESA_C_DROP_RANK;
-	if (a->prio > READ_ONCE(j->max_prio))
+	if ((u8)(key >> 32) > READ_ONCE(j->max_prio))
 		return ESA_C_DROP_PRIO;
-	r = &j->rank[a->rank];
-	if (r->ip != a->saddr || (r->port && r->port != a->sport))
+	r = &j->rank[rank];
+	if (r->ip != saddr || (r->port && r->port != sport))
 		return ESA_C_DROP_SPOOF;
-	esa_kf_fill(j, &a->info);
-	return esa_job_activity(j, a->now, &a->info.gen);
+	ret = esa_job_activity(j, now, &ji->gen);
+	ji->region_base = j->region_base;
+	ji->region_size = j->region_size;
+	ji->nworkers = j->nworkers;
+	return ret;
 }
 
 /**
@@ -94,8 +96,11 @@ __bpf_kfunc int bpf_esa_job(struct xdp_md *ctx, u32 job,
 
 	if (!j)
 		return 0;
-	esa_kf_fill(j, out);
 	out->gen = READ_ONCE(j->gen);
+	out->region_base = j->region_base;
+	out->region_size = j->region_size;
+	out->nworkers = j->nworkers;
+	out->ps = j->ps;
 	return 1;
 }
 

@@ -5,13 +5,14 @@
 #include <linux/types.h>
 
 struct xdp_md;
-struct esa_kf_admit;
+struct esa_kf_jinfo;
 struct esa_kf_job;
 
 int esa_kfunc_init(void);
 
 /* Called by BPF programs only (declared for -Wmissing-prototypes). */
-int bpf_esa_admit(struct xdp_md *ctx, struct esa_kf_admit *a);
+int bpf_esa_admit(struct xdp_md *ctx, u64 key, __be32 saddr, u64 now,
+		  struct esa_kf_jinfo *ji);
 int bpf_esa_owner_alive(struct xdp_md *ctx, u32 job, u32 gen, u64 now);
 int bpf_esa_job(struct xdp_md *ctx, u32 job, struct esa_kf_job *out);
 

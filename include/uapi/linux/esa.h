@@ -485,12 +485,15 @@ enum esa_ctr_attr {
  * registry of its packets' namespace (that of the receiving device) through
  * these kfuncs instead of the esa_jobs map (bpf/esa_kfunc.bpf.h):
  *
- *   int bpf_esa_admit(struct xdp_md *ctx, struct esa_kf_admit *a);
- *	Admit a DATA packet described by a's input fields: 0, or
- *	ESA_C_EXPIRED when the packet is the job's first after its lease ran
- *	out (it uses the new generation; count it), or the ESA_C_DROP_*
- *	counter of the reason it is refused (JOB, RANK, PRIO, SPOOF).  On
- *	admission a->info is the job's snapshot and its lease is renewed.
+ *   int bpf_esa_admit(struct xdp_md *ctx, __u64 key, __be32 saddr,
+ *		       __u64 now, struct esa_kf_jinfo *ji);
+ *	Admit a DATA packet: its job, rank, priority and UDP source port
+ *	packed by ESA_KF_KEY(), its IPv4 source, and the time
+ *	(bpf_ktime_get_coarse_ns()).  Returns 0, or ESA_C_EXPIRED when the
+ *	packet is the job's first after its lease ran out (it belongs to the
+ *	new generation: count it), or the ESA_C_DROP_* counter of the reason
+ *	it is refused (JOB, RANK, PRIO, SPOOF).  On admission the job's lease
+ *	is renewed and *ji filled; else *ji is left alone.
  *   int bpf_esa_owner_alive(struct xdp_md *ctx, __u32 job, __u32 gen,
  *			     __u64 now);
  *	1 while generation gen of the job is registered and within its lease.
@@ -498,27 +501,29 @@ enum esa_ctr_attr {
  *	1 and *out, or 0 when the job is not registered.
  *
  * No refcounts are taken: the snapshot is copied under RCU (XDP programs
- * run inside an RCU read-side section).  A loaded program that calls them
- * holds a reference on esa.ko: rmmod fails with EAGAIN until it is gone.
+ * run inside an RCU read-side section), and admission passes the packet's
+ * fields in registers, so a packet costs one call and no stack copies.  A
+ * loaded program that calls them holds a reference on esa.ko: rmmod fails
+ * with EAGAIN until it is gone.
  */
+#define ESA_KF_KEY(job, rank, prio, sport)				\
+	((__u64)(__u16)(job) | (__u64)(__u16)(rank) << 16 |		\
+	 (__u64)(__u8)(prio) << 32 | (__u64)(__u16)(sport) << 48)
+
+/* What admission tells the data path: bpf/esa.bpf.c's struct esa_jinfo. */
+struct esa_kf_jinfo {
+	__u32	gen;
+	__u32	region_base;
+	__u32	region_size;
+	__u32	nworkers;
+};
+
 struct esa_kf_job {
 	__u32	gen;
 	__u32	region_base;
 	__u32	region_size;
 	__u32	nworkers;
 	struct esa_addr ps;
-};
-
-struct esa_kf_admit {
-	__u64	now;		/* in: bpf_ktime_get_coarse_ns() */
-	__be32	saddr;		/* in: the packet's IPv4 source */
-	__be16	sport;		/* in: its UDP source port */
-	__u16	job;		/* in: job id, host order */
-	__u16	rank;		/* in: rank, host order */
-	__u8	prio;		/* in: priority */
-	__u8	resv;
-	__u32	resv2;
-	struct esa_kf_job info;	/* out */
 };
 
 #endif /* _UAPI_LINUX_ESA_H */
