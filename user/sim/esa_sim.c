@@ -91,7 +91,7 @@ static void usage(FILE *f)
 "  --sweep-prop LIST     one-way latencies, us [0.5,1,2,5]\n"
 "  (an empty LIST skips that dimension)\n"
 "\n"
-"The last line is always\n"
+"The last line is always (for a sweep: of its base point)\n"
 "  jct: esa=<s> atp=<s> switchml=<s> speedup_vs_atp=<x> speedup_vs_switchml=<x>\n",
 		sim_prio_name(d.prio), (unsigned long long)d.seed, d.pool, d.nvals,
 		d.switch_mpps, d.stale_ms, d.swml_regions, d.link_gbps,
@@ -604,6 +604,7 @@ static FILE *openf(const char *dir, const char *name)
 }
 
 struct sweep_state {
+	char	base_line[256];	/* the base point's summary line */
 	FILE	*csv;
 	double	best, worst, t0;
 	char	bestat[96], worstat[96];
@@ -722,6 +723,11 @@ static int run_sweep(const struct sim_params *base, unsigned polmask,
 	printf("sweep base pool=%u load=%g jobs=%u prio=%s: ", base->pool,
 	       base->load, base->njobs, sim_prio_name(base->prio));
 	summary_line(stdout, &c);
+	f = fmemopen(st.base_line, sizeof(st.base_line), "w");
+	if (f) {
+		summary_line(f, &c);
+		fclose(f);
+	}
 	cmp_free(&c);
 
 	/* Grid: pool x load, written both ways round for the two plots. */
@@ -740,7 +746,7 @@ static int run_sweep(const struct sim_params *base, unsigned polmask,
 				p.pool = (unsigned)sw->pool[pi];
 				p.load = sw->load[li];
 				p.rate = 0;
-				snprintf(xs, sizeof(xs), "pool=%u,load=%g", p.pool, p.load);
+				snprintf(xs, sizeof(xs), "pool=%u;load=%g", p.pool, p.load);
 				if (!tmp || sweep_point(&st, &p, polmask, reps, "grid", xs, tmp))
 					return -1;
 				rewind(tmp);
@@ -819,6 +825,8 @@ static int run_sweep(const struct sim_params *base, unsigned polmask,
 	       now_s() - st.t0);
 	printf("sweep: wrote %s/{sweep.csv,grid_*.dat,sweep_*.dat,jct_cdf.dat,"
 	       "util_ts.dat,base.txt}\n", sw->out);
+	/* Like a comparison, end with the (base point's) summary line. */
+	fputs(st.base_line, stdout);
 	return st.fail;
 }
 
