@@ -73,7 +73,7 @@ extract_vmlinux() {
 	esac
 	# The decompressor complains about the size trailer; check the result.
 	tail -c +$((start + 1)) "$img" | head -c "$len" | $dec > "$out.tmp" 2>/dev/null || true
-	readelf -S "$out.tmp" 2>/dev/null | grep -q ' \.BTF ' ||
+	readelf -S "$out.tmp" 2>/dev/null | grep ' \.BTF ' >/dev/null ||
 		die "no vmlinux with .BTF in $img"
 	mv "$out.tmp" "$out"
 }

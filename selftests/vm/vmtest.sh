@@ -70,7 +70,7 @@ for x in "${need[@]}"; do
 	what=${x%:*} pkg=${x##*:}
 	case $what in
 	/*) [ -e "$what" ] ;;
-	busybox) ! readelf -l /bin/busybox 2>/dev/null | grep -q INTERP ;; # static
+	busybox) ! readelf -l /bin/busybox 2>/dev/null | grep INTERP >/dev/null ;; # static
 	*) command -v "$what" >/dev/null ;;
 	esac || missing+=("$pkg")
 done
@@ -191,7 +191,7 @@ build_kernel() {
 		${RESOLVE_BTFIDS:+RESOLVE_BTFIDS=$RESOLVE_BTFIDS} modules \
 		> "$d/build.log" 2>&1 ||
 	   grep -q 'Skipping BTF' "$d/build.log" ||
-	   ! readelf -S "$d/mod/kmod/esa.ko" | grep -q ' \.BTF '; then
+	   ! readelf -S "$d/mod/kmod/esa.ko" | grep ' \.BTF ' >/dev/null; then
 		tap fail "$s: build esa.ko for $KVER with BTF"
 		sed 's/^/# /' "$d/build.log" | tail -30
 		return 1
@@ -202,7 +202,7 @@ build_kernel() {
 	rm -f "$d/mod/kmod/esa.ko"
 	if ! make -s -j2 -C "$KDIR" M="$top/$d/mod" CONFIG_DEBUG_INFO_BTF_MODULES= \
 		modules > "$d/nobtf.log" 2>&1 ||
-	   readelf -S "$d/mod/kmod/esa.ko" | grep -q ' \.BTF '; then
+	   readelf -S "$d/mod/kmod/esa.ko" | grep ' \.BTF ' >/dev/null; then
 		tap fail "$s: build esa.ko for $KVER without BTF"
 		sed 's/^/# /' "$d/nobtf.log" | tail -30
 		return 1
