@@ -23,7 +23,7 @@ static struct esa_net *esa_kf_net(const struct xdp_md *ctx)
 {
 	const struct xdp_buff *xdp = (const struct xdp_buff *)ctx;
 
-	return esa_net(dev_net(xdp->rxq->dev));
+	return esa_net_rcu(dev_net(xdp->rxq->dev));
 }
 
 /**

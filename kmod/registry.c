@@ -22,9 +22,6 @@
 #include "registry.h"
 #include "netlink.h"
 
-/* The data path stamps a job's activity at most this often. */
-#define ESA_STAMP_NS	NSEC_PER_MSEC
-
 unsigned int esa_net_id;
 
 static void esa_ctr_inc(struct esa_net *en, u32 id, enum esa_ctr c)
@@ -122,7 +119,7 @@ static void esa_lease_work(struct work_struct *work)
  * new generation, or it has not yet, and the packet expires it here (the
  * work then reports it).  Either way the lease starts again.
  */
-static noinline int esa_job_renew(struct esa_kjob *j, u64 now, u32 *gen)
+int esa_job_renew(struct esa_kjob *j, u64 now, u32 *gen)
 {
 	int ret = 0;
 
@@ -142,35 +139,6 @@ static noinline int esa_job_renew(struct esa_kjob *j, u64 now, u32 *gen)
 	*gen = j->gen;
 	spin_unlock_bh(&j->lock);
 	return ret;
-}
-
-/*
- * A packet of j was admitted at time now: stamp the job's activity (at most
- * one write a millisecond, whatever the packet rate and CPU count) and give
- * the generation the packet belongs to.  Returns ESA_C_EXPIRED for the first
- * packet after the lease ran out, else 0.
- */
-int esa_job_activity(struct esa_kjob *j, u64 now, u32 *gen)
-{
-	u64 last = READ_ONCE(j->last_active_ns);
-	int ret = 0;
-
-	*gen = READ_ONCE(j->gen);
-	if (unlikely(READ_ONCE(j->expired) ||
-		     esa_lease_over(j->lease_ms, last, now)))
-		ret = esa_job_renew(j, now, gen);
-	else if ((s64)(now - last) > ESA_STAMP_NS)
-		WRITE_ONCE(j->last_active_ns, now);
-	if (unlikely(READ_ONCE(j->used_gen) != *gen))
-		WRITE_ONCE(j->used_gen, *gen);
-	return ret;
-}
-
-/* Does generation gen of j still own its slots? */
-bool esa_job_alive(const struct esa_kjob *j, u32 gen, u64 now)
-{
-	return READ_ONCE(j->gen) == gen &&
-	       !esa_lease_over(j->lease_ms, READ_ONCE(j->last_active_ns), now);
 }
 
 struct esa_kjob *esa_job_locked(struct esa_net *en, u32 id)

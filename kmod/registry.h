@@ -97,6 +97,19 @@ static inline struct esa_net *esa_net(const struct net *net)
 	return net_generic(net, esa_net_id);
 }
 
+/*
+ * esa_net() for the data path, already in an RCU (or BH) read section:
+ * net_generic() without its own rcu_read_lock(), which is two calls out of
+ * line per packet with preemptible RCU.
+ */
+static inline struct esa_net *esa_net_rcu(const struct net *net)
+{
+	const struct net_generic *ng;
+
+	ng = rcu_dereference_check(net->gen, rcu_read_lock_bh_held());
+	return ng->ptr[esa_net_id];
+}
+
 /* The job registered as id, or NULL: in an RCU (or BH) read section. */
 static inline struct esa_kjob *esa_job_rcu(const struct esa_net *en, u32 id)
 {
@@ -118,9 +131,40 @@ int esa_job_add(struct esa_net *en, const struct esa_job_cfg *cfg);
 int esa_job_del(struct esa_net *en, u32 id);
 struct esa_kjob *esa_job_locked(struct esa_net *en, u32 id);
 
-/* Data path: under rcu_read_lock(), any context. */
-int esa_job_activity(struct esa_kjob *j, u64 now, u32 *gen);
-bool esa_job_alive(const struct esa_kjob *j, u32 gen, u64 now);
+/* Data path: in an RCU read section, any context. */
+int esa_job_renew(struct esa_kjob *j, u64 now, u32 *gen);
+
+/* The data path stamps a job's activity at most this often. */
+#define ESA_STAMP_NS	NSEC_PER_MSEC
+
+/*
+ * A packet of j was admitted at time now: stamp the job's activity (at most
+ * one write a millisecond, whatever the packet rate and CPU count) and give
+ * the generation the packet belongs to.  Returns ESA_C_EXPIRED for the first
+ * packet after the lease ran out, else 0.
+ */
+static inline int esa_job_activity(struct esa_kjob *j, u64 now, u32 *gen)
+{
+	u64 last = READ_ONCE(j->last_active_ns);
+	int ret = 0;
+
+	*gen = READ_ONCE(j->gen);
+	if (unlikely(READ_ONCE(j->expired) ||
+		     esa_lease_over(j->lease_ms, last, now)))
+		ret = esa_job_renew(j, now, gen);
+	else if ((s64)(now - last) > ESA_STAMP_NS)
+		WRITE_ONCE(j->last_active_ns, now);
+	if (unlikely(READ_ONCE(j->used_gen) != *gen))
+		WRITE_ONCE(j->used_gen, *gen);
+	return ret;
+}
+
+/* Does generation gen of j still own its slots? */
+static inline bool esa_job_alive(const struct esa_kjob *j, u32 gen, u64 now)
+{
+	return READ_ONCE(j->gen) == gen &&
+	       !esa_lease_over(j->lease_ms, READ_ONCE(j->last_active_ns), now);
+}
 
 int esa_registry_init(void);
 void esa_registry_exit(void);
