@@ -55,6 +55,13 @@ struct {
 	__type(value, struct esa_slot);
 } esa_slots SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 256 * ESA_TOMB_RING);
+	__type(key, __u32);
+	__type(value, struct esa_tomb);
+} esa_tombs SEC(".maps");
+
 /* nvals __u64 accumulators per slot (value size set at load). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -716,25 +723,6 @@ static __always_inline __u64 esa_acc_swap(__u64 *acc, __u32 *v, __u64 bias)
 	return ovf >> 32;
 }
 
-static __always_inline int esa_tomb_match(const struct esa_tomb *t, __u32 jid,
-					  __u32 gen, __u32 seq)
-{
-	return t->kind != ESA_TOMB_NONE && t->job == jid && t->gen == gen &&
-	       t->seq == seq;
-}
-
-static __always_inline void esa_tomb_push(struct esa_slot *s, __u32 jid,
-					  __u32 gen, __u32 seq, __u8 kind)
-{
-	if (!esa_tomb_match(&s->tomb[0], jid, gen, seq))
-		s->tomb[1] = s->tomb[0];
-	s->tomb[0].job = jid;
-	s->tomb[0].gen = gen;
-	s->tomb[0].seq = seq;
-	s->tomb[0].kind = kind;
-	s->tomb[0].resv = 0;
-}
-
 static __always_inline void esa_slot_take(struct esa_slot *s, __u32 jid,
 					  __u32 gen, __u32 seq, __u8 prio,
 					  __u64 rbit, __u64 now)
@@ -775,8 +763,9 @@ static __always_inline int esa_data(struct xdp_md *ctx, struct ethhdr *eth,
 	struct esa_evicted ev = {};
 	struct esa_counters *oc;
 	struct esa_view view = {};
+	struct esa_tomb *tomb, *otomb;
 	struct esa_slot *s;
-	__u32 idx, pjob, pgen;
+	__u32 idx, pjob, pgen, pseq;
 	__u64 rbit, ovf = 0;
 	__u8 code, act, alive;
 	__s64 sidx;
@@ -805,7 +794,9 @@ static __always_inline int esa_data(struct xdp_md *ctx, struct ethhdr *eth,
 	idx = sidx;
 	s = bpf_map_lookup_elem(&esa_slots, &idx);
 	acc = bpf_map_lookup_elem(&esa_acc, &idx);
-	if (!s || !acc)
+	idx = esa_tomb_index(jid, seq);
+	tomb = bpf_map_lookup_elem(&esa_tombs, &idx);
+	if (!s || !acc || !tomb)
 		return XDP_ABORTED;
 
 	/*
@@ -815,8 +806,13 @@ static __always_inline int esa_data(struct xdp_md *ctx, struct ethhdr *eth,
 	 */
 	pjob = s->job;
 	pgen = s->gen;
+	pseq = s->seq;
 	alive = s->state == ESA_SLOT_FREE || (pjob == jid && pgen == ji.gen) ||
 		esa_owner_alive(pjob, pgen, now);
+	idx = esa_tomb_index(pjob, pseq);
+	otomb = bpf_map_lookup_elem(&esa_tombs, &idx);
+	if (!otomb)
+		return XDP_ABORTED;
 
 	view.policy = esa_cfg.policy;
 	view.pkt_prio = h->prio;
@@ -831,7 +827,7 @@ static __always_inline int esa_data(struct xdp_md *ctx, struct ethhdr *eth,
 		view.owner = ESA_OWN_SELF;
 		view.rank_in = !!(s->bitmap & rbit);
 		view.completes = (s->bitmap | rbit) == esa_full_mask(ji.nworkers);
-	} else if (s->job != pjob || s->gen != pgen) {
+	} else if (s->job != pjob || s->gen != pgen || s->seq != pseq) {
 		/* Changed since the peek: leave it alone. */
 		view.owner = ESA_OWN_LIVE;
 		view.slot_prio = 0xff;
@@ -839,12 +835,8 @@ static __always_inline int esa_data(struct xdp_md *ctx, struct ethhdr *eth,
 		view.owner = alive ? ESA_OWN_LIVE : ESA_OWN_DEAD;
 		view.stale = stale_ns && (__s64)(now - s->stamp_ns) > (__s64)stale_ns;
 	}
-	if (view.owner == ESA_OWN_SELF)
-		;	/* the slot itself says where the chunk is */
-	else if (esa_tomb_match(&s->tomb[0], jid, ji.gen, seq))
-		view.tomb = s->tomb[0].kind;
-	else if (esa_tomb_match(&s->tomb[1], jid, ji.gen, seq))
-		view.tomb = s->tomb[1].kind;
+	if (view.owner != ESA_OWN_SELF)	/* else the slot says where it is */
+		view.tomb = esa_tomb_kind(tomb, ji.gen, seq);
 
 	/*
 	 * The decision goes through slot memory and comes back as a value the
@@ -880,7 +872,7 @@ static __always_inline int esa_data(struct xdp_md *ctx, struct ethhdr *eth,
 		s->stamp_ns = now;
 		if (act == ESA_A_COMPLETE) {
 			s->state = ESA_SLOT_FREE;
-			esa_tomb_push(s, jid, ji.gen, seq, ESA_TOMB_DONE);
+			esa_tomb_set(tomb, ji.gen, seq, ESA_TOMB_DONE);
 		} else {
 			s->state = ESA_SLOT_HELD;
 		}
@@ -889,7 +881,7 @@ static __always_inline int esa_data(struct xdp_md *ctx, struct ethhdr *eth,
 	case ESA_A_AGE:
 		ev.bitmap = s->bitmap;
 		ovf = esa_acc_swap(acc, vals, ESA_BIAS(s->nranks));
-		esa_tomb_push(s, s->job, s->gen, s->seq, ESA_TOMB_PS);
+		esa_tomb_set(otomb, s->gen, s->seq, ESA_TOMB_PS);
 		esa_slot_take(s, jid, ji.gen, seq, h->prio, rbit, now);
 		break;
 	case ESA_A_FLUSH:
@@ -902,12 +894,12 @@ static __always_inline int esa_data(struct xdp_md *ctx, struct ethhdr *eth,
 		}
 		ev.bitmap = s->bitmap;
 		s->state = ESA_SLOT_FREE;
-		esa_tomb_push(s, jid, ji.gen, seq, ESA_TOMB_PS);
+		esa_tomb_set(tomb, ji.gen, seq, ESA_TOMB_PS);
 		break;
 	case ESA_A_COLLIDE:
 	case ESA_A_RESEND:
 		if (code & 32)	/* no tomb for this chunk yet */
-			esa_tomb_push(s, jid, ji.gen, seq, ESA_TOMB_PS);
+			esa_tomb_set(tomb, ji.gen, seq, ESA_TOMB_PS);
 		break;
 	default: /* ESA_A_DUPLICATE, ESA_A_TOMB */
 		break;
@@ -1001,6 +993,7 @@ static __always_inline int esa_ack(struct xdp_md *ctx, struct iphdr *ip,
 				   __u32 jid, struct esa_counters *jc)
 {
 	__u32 seq = bpf_ntohl(h->seq), idx, gen, base, size, n;
+	struct esa_tomb *tomb;
 	struct esa_addr ps;
 	struct esa_slot *s;
 	__s64 sidx;
@@ -1017,13 +1010,15 @@ static __always_inline int esa_ack(struct xdp_md *ctx, struct iphdr *ip,
 	if (sidx >= 0) {
 		idx = sidx;
 		s = bpf_map_lookup_elem(&esa_slots, &idx);
-		if (!s)
+		idx = esa_tomb_index(jid, seq);
+		tomb = bpf_map_lookup_elem(&esa_tombs, &idx);
+		if (!s || !tomb)
 			return XDP_ABORTED;
 		bpf_spin_lock(&s->lock);
 		if (s->state == ESA_SLOT_HELD && s->job == jid &&
 		    s->gen == gen && s->seq == seq) {
 			s->state = ESA_SLOT_FREE;
-			esa_tomb_push(s, jid, gen, seq, ESA_TOMB_DONE);
+			esa_tomb_set(tomb, gen, seq, ESA_TOMB_DONE);
 		}
 		bpf_spin_unlock(&s->lock);
 	}

@@ -48,6 +48,28 @@ static __always_inline __s64 esa_slot_index(__u8 policy, __u16 job, __u32 seq,
 	return (__u32)(esa_hash32(job) + seq) % pool;
 }
 
+/* Where chunk seq of job jid keeps its tombstone in esa_tombs. */
+static __always_inline __u32 esa_tomb_index(__u32 jid, __u32 seq)
+{
+	return jid * ESA_TOMB_RING + (seq & (ESA_TOMB_RING - 1));
+}
+
+/* The tombstone of (generation gen, chunk seq) in t, or ESA_TOMB_NONE. */
+static __always_inline __u8 esa_tomb_kind(const struct esa_tomb *t, __u32 gen,
+					  __u32 seq)
+{
+	return t->kind != ESA_TOMB_NONE && t->gen == gen && t->seq == seq ?
+	       t->kind : ESA_TOMB_NONE;
+}
+
+static __always_inline void esa_tomb_set(struct esa_tomb *t, __u32 gen,
+					 __u32 seq, __u8 kind)
+{
+	t->seq = seq;
+	t->gen = gen;
+	t->kind = kind;
+}
+
 /* Who holds the slot, relative to the packet's key (job, gen, seq). */
 enum esa_owner {
 	ESA_OWN_NONE = 0,	/* slot free */

@@ -213,9 +213,7 @@ TEST_F(esa, complete_multicasts_and_frees_at_once)
 	EXPECT_EQ(0, memcmp(r.meta.ps_port_mac, self->n.sw1_mac, 6));
 	ASSERT_EQ(0, t_slot(&self->e, t_slot_of(&self->e, JA, 5), &s, NULL));
 	EXPECT_EQ(ESA_SLOT_FREE, s.state);
-	EXPECT_EQ(ESA_TOMB_DONE, s.tomb[0].kind);
-	EXPECT_EQ(JA, s.tomb[0].job);
-	EXPECT_EQ(5, s.tomb[0].seq);
+	EXPECT_EQ(ESA_TOMB_DONE, t_tomb(&self->e, JA, 5));
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_COMPLETED));
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_CLAIMED));
 	EXPECT_EQ(2, t_ctr(&self->e, JA, ESA_C_AGGREGATED));
@@ -314,8 +312,8 @@ TEST_F(esa, preempt_sends_partial_to_owner_ps)
 	EXPECT_EQ(2, s.bitmap);
 	for (int i = 0; i < NV; i++)
 		EXPECT_EQ(self->v[1][i], sum[i]);
-	EXPECT_EQ(ESA_TOMB_PS, s.tomb[0].kind);
-	EXPECT_EQ(JA, s.tomb[0].job);
+	EXPECT_EQ(ESA_TOMB_PS, t_tomb(&self->e, JA, 20));
+	EXPECT_EQ(ESA_TOMB_NONE, t_tomb(&self->e, JB, sb));
 	EXPECT_EQ(1, t_ctr(&self->e, JB, ESA_C_PREEMPT_CAUSED));
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_PREEMPT_SUFFERED));
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_EVICTED));
@@ -424,7 +422,7 @@ TEST_F(esa, resend_flushes_partial)
 	EXPECT_BYTES(&r, want, len);
 	ASSERT_EQ(0, t_slot(&self->e, t_slot_of(&self->e, JA, 60), &s, NULL));
 	EXPECT_EQ(ESA_SLOT_FREE, s.state);
-	EXPECT_EQ(ESA_TOMB_PS, s.tomb[0].kind);
+	EXPECT_EQ(ESA_TOMB_PS, t_tomb(&self->e, JA, 60));
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_RESEND_FLUSH));
 	/* The next resend finds no partial: straight to the PS. */
 	SEND(JA, 1, 60, 2, ESA_F_RESEND, &r);

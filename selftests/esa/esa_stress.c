@@ -35,6 +35,12 @@ static struct pm_job jobs[NJOBS] = {
 	{ .id = 7, .w = 2, .max_prio = 5, .ps = T_PS_B },
 };
 
+/* Chunks each thread has finished sending; a thread runs at most one chunk
+ * ahead of the slowest, so ranks of one chunk meet in its slot at once
+ * (workers keep a window too; without one, one CPU runs far ahead and its
+ * chunks only collide with its own job's partials). */
+static volatile __u32 progress[64];
+
 struct worker {
 	pthread_t	tid;
 	int		cpu, ncpus;
@@ -58,12 +64,18 @@ static void *worker_main(void *arg)
 		return NULL;
 	}
 	w->ran_on = sched_getcpu();
-	for (__u32 s = 0; s < nchunks && !w->rc; s++)
+	for (__u32 s = 0; s < nchunks && !w->rc; s++) {
+		for (int c = 0; c < w->ncpus; c++)
+			while (__atomic_load_n(&progress[c], __ATOMIC_ACQUIRE) + 1 < s)
+				sched_yield();
 		for (int j = 0; j < NJOBS && !w->rc; j++)
 			for (int r = w->cpu; r < jobs[j].w; r += w->ncpus) {
 				w->rc = pm_send(w->pm, w->e, w->n, j, r, s, false);
 				w->sent++;
 			}
+		__atomic_store_n(&progress[w->cpu], s + 1, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&progress[w->cpu], ~0u - 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -140,6 +152,11 @@ TEST(every_cpu_same_slots_exact_sums)
 	       (unsigned long long)tot.c[ESA_C_PREEMPT_CAUSED],
 	       (unsigned long long)tot.c[ESA_C_COLLISION],
 	       (unsigned long long)pm.st.resends);
+	if (getenv("ESA_STRESS_COUNTERS"))
+		for (int k = 0; k < __ESA_C_MAX; k++)
+			if (tot.c[k])
+				TH_LOG("%s %llu", esa_counter_names[k],
+				       (unsigned long long)tot.c[k]);
 	pm_free(&pm);
 	esa_close(&e);
 }

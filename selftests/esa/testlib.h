@@ -359,6 +359,20 @@ static inline int t_slot(struct esa *e, __u32 idx, struct esa_slot *s,
 	return 0;
 }
 
+/* The tombstone kind of chunk seq of job (current generation), or -1. */
+static inline int t_tomb(struct esa *e, __u16 job, __u32 seq)
+{
+	__u32 k = esa_tomb_index(job, seq);
+	struct esa_tomb t;
+	struct esa_job j;
+	int fd;
+
+	fd = bpf_map__fd(bpf_object__find_map_by_name(e->obj, "esa_tombs"));
+	if (fd < 0 || bpf_map_lookup_elem(fd, &k, &t) || esa_job_read(e, job, &j))
+		return -1;
+	return esa_tomb_kind(&t, j.gen, seq);
+}
+
 static inline __u64 t_ctr(struct esa *e, __u32 row, int idx)
 {
 	struct esa_counters c;

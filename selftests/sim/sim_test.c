@@ -257,7 +257,8 @@ static void test_probe_esa(void)
 	snprintf(want, sizeof(want), "W0 W1 %s", ps(ESA_T_RESULT, ESA_R_NONE));
 	o = feed(&c, 7, 1, 1, 10, 20, 0, ESA_A_COMPLETE, want);
 	check(&c, o[0].bitmap == 3 && o[2].bitmap == 3 && sl->state == ESA_SLOT_FREE &&
-	      sl->tomb[0].kind == ESA_TOMB_DONE && sl->tomb[0].seq == 10,
+	      sim_probe_tomb(c.pr, 1, 10) == ESA_TOMB_DONE &&
+	      sim_probe_tomb(c.pr, 0, 5) == ESA_TOMB_PS,
 	      "complete: sum and tombstone");
 	feed(&c, 8, 1, 1, 10, 20, 0, ESA_A_DUPLICATE, "");
 	o = feed(&c, 9, 1, 0, 10, 20, 1, ESA_A_RESEND, ps(ESA_T_COLLISION, ESA_R_RESEND));
@@ -310,7 +311,7 @@ static void test_probe_atp(void)
 		sim_probe_ack(c.pr, 6, 0, 1, out, MAXOUT, &n);
 		check(&c, n == 2 && out[0].to == SIM_TO_WORKER && out[1].to == SIM_TO_WORKER &&
 		      out[0].type == ESA_T_RESULT && sl->state == ESA_SLOT_FREE &&
-		      sl->tomb[0].kind == ESA_TOMB_DONE && sl->tomb[0].seq == 1,
+		      sim_probe_tomb(c.pr, 0, 1) == ESA_TOMB_DONE,
 		      "ack: slot freed, result to both workers only");
 	}
 	feed(&c, 7, 1, 0, 9, 200, 0, ESA_A_CLAIM, "");

@@ -246,7 +246,8 @@ int esa_load(struct esa *e, const struct esa_opts *o, char *err, size_t len)
 		     esa_resize(obj, "esa_counters", o->max_jobs + 1) ||
 		     esa_resize(obj, "esa_learn", o->max_jobs * ESA_MAX_WORKERS) ||
 		     esa_resize(obj, "esa_dests", o->max_jobs * ESA_MAX_WORKERS) ||
-		     esa_resize(obj, "esa_routes", o->max_jobs);
+		     esa_resize(obj, "esa_routes", o->max_jobs) ||
+		     esa_resize(obj, "esa_tombs", o->max_jobs * ESA_TOMB_RING);
 	acc = bpf_object__find_map_by_name(obj, "esa_acc");
 	if (!rc && (!acc || bpf_map__set_value_size(acc, o->nvals * sizeof(__u64))))
 		rc = ERR("cannot size the accumulator map");

@@ -818,18 +818,6 @@ static int pool_slot(struct esa *e, __u32 idx)
 	out_u64("prio", "prio %llu ", s.prio);
 	out_u64("bitmap", "bitmap 0x%llx ", s.bitmap);
 	out_u64("ranks", "ranks %llu\n", s.nranks);
-	out_arr_open("tombs");
-	for (int t = 0; t < 2; t++) {
-		if (s.tomb[t].kind == ESA_TOMB_NONE)
-			continue;
-		out_obj_open(NULL);
-		out_str("kind", "\ttomb %s ", s.tomb[t].kind == ESA_TOMB_DONE ? "done" : "ps");
-		out_u64("job", "job %llu ", s.tomb[t].job);
-		out_u64("gen", "gen %llu ", s.tomb[t].gen);
-		out_u64("seq", "seq %llu\n", s.tomb[t].seq);
-		out_obj_close();
-	}
-	out_arr_close();
 	out_arr_open("values");
 	out_text("\tvalues");
 	for (int i = 0; i < e->cfg.nvals; i++)

@@ -194,6 +194,7 @@ struct sim {
 	uint64_t stale_ns;
 
 	struct esa_slot *slot;
+	struct esa_tomb *tombs;		/* esa_tombs: ESA_TOMB_RING per job */
 	struct slot_aux *aux;
 	/* switchml: nreg fixed regions of regsize slots, and the jobs
 	 * waiting for one (FIFO by arrival)
@@ -496,23 +497,9 @@ static int owner_alive(struct sim *s, uint32_t jid, uint32_t gen)
 	       s->job[jid].reg.gen == gen;
 }
 
-static int tomb_match(const struct esa_tomb *t, uint32_t jid, uint32_t gen,
-		      uint32_t seq)
+static struct esa_tomb *tomb_of(struct sim *s, uint32_t jid, uint32_t seq)
 {
-	return t->kind != ESA_TOMB_NONE && t->job == jid && t->gen == gen &&
-	       t->seq == seq;
-}
-
-static void tomb_push(struct esa_slot *sl, uint32_t jid, uint32_t gen,
-		      uint32_t seq, uint8_t kind)
-{
-	if (!tomb_match(&sl->tomb[0], jid, gen, seq))
-		sl->tomb[1] = sl->tomb[0];
-	sl->tomb[0].job = jid;
-	sl->tomb[0].gen = gen;
-	sl->tomb[0].seq = seq;
-	sl->tomb[0].kind = kind;
-	sl->tomb[0].resv = 0;
+	return &s->tombs[esa_tomb_index(jid, seq)];
 }
 
 static void slot_take(struct sim *s, struct esa_slot *sl, uint32_t idx,
@@ -591,10 +578,8 @@ static void sw_data(struct sim *s, struct pkt *p)
 		view.stale = s->stale_ns &&
 			     (int64_t)(now_ns - sl->stamp_ns) > (int64_t)s->stale_ns;
 	}
-	if (tomb_match(&sl->tomb[0], jid, j->reg.gen, seq))
-		view.tomb = sl->tomb[0].kind;
-	else if (tomb_match(&sl->tomb[1], jid, j->reg.gen, seq))
-		view.tomb = sl->tomb[1].kind;
+	if (view.owner != ESA_OWN_SELF)
+		view.tomb = esa_tomb_kind(tomb_of(s, jid, seq), j->reg.gen, seq);
 	tomb_none = view.tomb == ESA_TOMB_NONE;
 
 	act = esa_decide(&view);
@@ -625,7 +610,8 @@ static void sw_data(struct sim *s, struct pkt *p)
 		s->useful += (double)(s->now - s->aux[idx].claimed);
 		if (act == ESA_A_COMPLETE) {
 			sl->state = ESA_SLOT_FREE;
-			tomb_push(sl, jid, j->reg.gen, seq, ESA_TOMB_DONE);
+			esa_tomb_set(tomb_of(s, jid, seq), j->reg.gen, seq,
+				     ESA_TOMB_DONE);
 			cls_set(s, idx, CL_FREE);
 		} else {
 			sl->state = ESA_SLOT_HELD;
@@ -635,7 +621,8 @@ static void sw_data(struct sim *s, struct pkt *p)
 	case ESA_A_PREEMPT:
 	case ESA_A_AGE:
 		ev_bitmap = sl->bitmap;
-		tomb_push(sl, sl->job, sl->gen, sl->seq, ESA_TOMB_PS);
+		esa_tomb_set(tomb_of(s, sl->job, sl->seq), sl->gen, sl->seq,
+			     ESA_TOMB_PS);
 		slot_take(s, sl, idx, jid, j->reg.gen, seq, p->prio, rbit, now_ns);
 		break;
 	case ESA_A_FLUSH:
@@ -645,13 +632,14 @@ static void sw_data(struct sim *s, struct pkt *p)
 		}
 		ev_bitmap = sl->bitmap;
 		sl->state = ESA_SLOT_FREE;
-		tomb_push(sl, jid, j->reg.gen, seq, ESA_TOMB_PS);
+		esa_tomb_set(tomb_of(s, jid, seq), j->reg.gen, seq, ESA_TOMB_PS);
 		cls_set(s, idx, CL_FREE);
 		break;
 	case ESA_A_COLLIDE:
 	case ESA_A_RESEND:
 		if (tomb_none)
-			tomb_push(sl, jid, j->reg.gen, seq, ESA_TOMB_PS);
+			esa_tomb_set(tomb_of(s, jid, seq), j->reg.gen, seq,
+				     ESA_TOMB_PS);
 		break;
 	default:	/* ESA_A_DUPLICATE, ESA_A_TOMB */
 		break;
@@ -764,7 +752,8 @@ static void sw_ack(struct sim *s, struct pkt *p)
 		if (sl->state == ESA_SLOT_HELD && sl->job == p->job &&
 		    sl->gen == j->reg.gen && sl->seq == p->seq) {
 			sl->state = ESA_SLOT_FREE;
-			tomb_push(sl, p->job, j->reg.gen, p->seq, ESA_TOMB_DONE);
+			esa_tomb_set(tomb_of(s, p->job, p->seq), j->reg.gen,
+				     p->seq, ESA_TOMB_DONE);
 			cls_set(s, (uint32_t)sidx, CL_FREE);
 		}
 	}
@@ -1182,6 +1171,7 @@ static void sim_free(struct sim *s)
 	}
 	free(s->job);
 	free(s->slot);
+	free(s->tombs);
 	free(s->aux);
 	free(s->reg_owner);
 	free(s->waitq);
@@ -1233,6 +1223,7 @@ static int sim_setup(struct sim *s, const struct sim_params *P,
 	s->stale_ns = (uint64_t)llround(P->stale_ms * 1e6);
 
 	s->slot = calloc(P->pool, sizeof(*s->slot));
+	s->tombs = calloc((size_t)W->njobs * ESA_TOMB_RING, sizeof(*s->tombs));
 	s->aux = calloc(P->pool, sizeof(*s->aux));
 	s->job = calloc(W->njobs, sizeof(*s->job));
 	s->nps = P->ps_hosts ? P->ps_hosts : W->njobs;
@@ -1256,7 +1247,7 @@ static int sim_setup(struct sim *s, const struct sim_params *P,
 		if (!s->reg_owner || !s->waitq)
 			return -1;
 	}
-	if (!s->slot || !s->aux || !s->job || !s->ps)
+	if (!s->slot || !s->tombs || !s->aux || !s->job || !s->ps)
 		return -1;
 
 	first = W->job[0].arrival;
@@ -1523,6 +1514,11 @@ const struct esa_slot *sim_probe_slot(struct sim_probe *pr, unsigned job,
 				   j->reg.region_base, j->reg.region_size);
 
 	return i < 0 ? NULL : &s->slot[i];
+}
+
+int sim_probe_tomb(struct sim_probe *pr, unsigned job, uint32_t seq)
+{
+	return esa_tomb_kind(tomb_of(&pr->s, job, seq), pr->s.job[job].reg.gen, seq);
 }
 
 void sim_probe_end_job(struct sim_probe *pr, double t_us, unsigned job)

@@ -206,6 +206,8 @@ int sim_probe_ack(struct sim_probe *pr, double t_us, unsigned job,
 		  uint32_t seq, struct sim_probe_out *out, int max, int *nout);
 const struct esa_slot *sim_probe_slot(struct sim_probe *pr, unsigned job,
 				      uint32_t seq);
+/* The tombstone kind (enum esa_tomb_kind) of job's chunk seq. */
+int sim_probe_tomb(struct sim_probe *pr, unsigned job, uint32_t seq);
 void sim_probe_end_job(struct sim_probe *pr, double t_us, unsigned job);
 const struct sim_result *sim_probe_result(const struct sim_probe *pr);
 void sim_probe_free(struct sim_probe *pr);

@@ -193,17 +193,23 @@ enum esa_tomb_kind {
 	ESA_TOMB_PS,		/* went to the PS: later packets follow it */
 };
 
-/* The key of a chunk that recently left a slot, kept so that late packets
- * of that chunk neither start a partial that can never complete nor evict
- * live work.  Two per slot; a miss is never wrong, only slower (the PS and
- * the workers' resends finish the chunk).
+/*
+ * esa_tombs: what became of each job's recent chunks, so that late packets of
+ * a chunk that left the switch neither start a partial that can never
+ * complete nor evict live work.  ESA_TOMB_RING entries per job, indexed by
+ * esa_tomb_index() (include/esa_policy.h): job * ESA_TOMB_RING + seq % ring.
+ * Only the job's own chunk ESA_TOMB_RING later overwrites an entry.  A miss
+ * is never wrong, only slower (the PS and the workers' resends finish the
+ * chunk).  An entry is only read and written under the lock of its chunk's
+ * slot.
  */
+#define ESA_TOMB_RING	512
+
 struct esa_tomb {
 	__u32	seq;
 	__u32	gen;
-	__u16	job;
 	__u8	kind;		/* enum esa_tomb_kind */
-	__u8	resv;
+	__u8	resv[3];
 };
 
 /*
@@ -228,7 +234,7 @@ struct esa_slot {
 	__u32	resv3;
 	__u64	bitmap;
 	__u64	stamp_ns;	/* last change, for ageing */
-	struct esa_tomb tomb[2];
+	__u64	resv4[3];
 };
 
 #define ESA_ACC_BIAS	0x80000000ULL
