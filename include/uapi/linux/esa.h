@@ -78,6 +78,10 @@ enum esa_type {
 	ESA_T_PARTIAL,		/* switch -> PS: a partial sum with its bitmap */
 	ESA_T_COLLISION,	/* switch -> PS: a worker chunk not aggregated */
 	ESA_T_ACK,		/* PS -> switch (policy atp): sum is final */
+	ESA_T_FETCH,		/* PS -> workers: send me your result of
+				 * this chunk (the switch's copy to the PS
+				 * was lost); a worker that has it answers
+				 * with a RESULT to the PS */
 	__ESA_T_MAX,
 };
 
