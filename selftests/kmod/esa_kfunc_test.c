@@ -9,7 +9,6 @@
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
-#include "testlib.h"
 #include "kmod_test.h"
 
 #define JOB	3

@@ -66,7 +66,7 @@ static int find_cb(__u32 id, const struct esa_job *j,
 
 TEST_F(nl, add_get_dump_del)
 {
-	struct esa_job j = k_job(3, 5, 0), got, dumped = {};
+	struct esa_job j = t_job(3, T_PS_A, 5, 0), got, dumped = {};
 	struct esa_nl_job_info info;
 
 	j.rank[2].port = htons(6000);
@@ -106,7 +106,7 @@ static int count_cb(__u32 id, const struct esa_job *j,
 /* 40 jobs of 64 workers take several dump messages: none is lost. */
 TEST_F(nl, dump_spans_messages)
 {
-	struct esa_job j = k_job(ESA_MAX_WORKERS, 0, 0);
+	struct esa_job j = t_job(ESA_MAX_WORKERS, T_PS_A, 0, 0);
 	__u32 ids[64] = {};
 
 	for (int id = 0; id < 40; id++)
@@ -119,7 +119,7 @@ TEST_F(nl, dump_spans_messages)
 
 TEST_F(nl, add_existing_id)
 {
-	struct esa_job j = k_job(2, 0, 0);
+	struct esa_job j = t_job(2, T_PS_A, 0, 0);
 
 	ASSERT_EQ(0, esa_nl_job_add(self->nl, ID, &j));
 	ASSERT_NLERR(-EEXIST, "job id in use", esa_nl_job_add(self->nl, ID, &j));
@@ -128,7 +128,7 @@ TEST_F(nl, add_existing_id)
 /* Delete bumps the generation, and so does the next add of the id. */
 TEST_F(nl, id_reuse_new_generation)
 {
-	struct esa_job j = k_job(2, 0, 0), got;
+	struct esa_job j = t_job(2, T_PS_A, 0, 0), got;
 	__u32 gen;
 
 	ASSERT_EQ(0, esa_nl_job_add(self->nl, ID, &j));
@@ -156,7 +156,7 @@ TEST_F(nl, unknown_job)
 
 TEST_F(nl, id_out_of_range)
 {
-	struct esa_job j = k_job(2, 0, 0), got;
+	struct esa_job j = t_job(2, T_PS_A, 0, 0), got;
 	struct esa_nl_counters t, c;
 
 	ASSERT_NLERR(-ERANGE, "job id not below the module's max_jobs",
@@ -181,13 +181,13 @@ TEST_F(nl, missing_attributes)
 	w = k_nest(&m, ESA_JOB_A_WORKERS);
 	k_addr(&m, 0, "10.0.0.11", 0);
 	k_end(&m, w);
-	k_addr(&m, ESA_JOB_A_PS, "10.0.1.2", K_PS_PORT);
+	k_addr(&m, ESA_JOB_A_PS, T_PS_A, T_PS_PORT);
 	ASSERT_NLERR(-EINVAL, "missing attribute ESA_JOB_A_ID",
 		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
 
 	m.len = 0;
 	k_u32(&m, ESA_JOB_A_ID, ID);
-	k_addr(&m, ESA_JOB_A_PS, "10.0.1.2", K_PS_PORT);
+	k_addr(&m, ESA_JOB_A_PS, T_PS_A, T_PS_PORT);
 	ASSERT_NLERR(-EINVAL, "missing attribute ESA_JOB_A_WORKERS",
 		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
 
@@ -205,7 +205,7 @@ TEST_F(nl, missing_attributes)
 	w = k_nest(&m, ESA_JOB_A_WORKERS);
 	k_addr(&m, 0, NULL, 5000);
 	k_end(&m, w);
-	k_addr(&m, ESA_JOB_A_PS, "10.0.1.2", K_PS_PORT);
+	k_addr(&m, ESA_JOB_A_PS, T_PS_A, T_PS_PORT);
 	ASSERT_NLERR(-EINVAL, "missing attribute ESA_ADDR_A_IPV4",
 		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
 
@@ -214,7 +214,7 @@ TEST_F(nl, missing_attributes)
 	w = k_nest(&m, ESA_JOB_A_WORKERS);
 	k_addr(&m, 0, "10.0.0.11", 0);
 	k_end(&m, w);
-	k_addr(&m, ESA_JOB_A_PS, "10.0.1.2", 0);
+	k_addr(&m, ESA_JOB_A_PS, T_PS_A, 0);
 	ASSERT_NLERR(-EINVAL, "missing attribute ESA_ADDR_A_PORT",
 		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
 
@@ -274,23 +274,23 @@ TEST_F(nl, malformed_attributes)
 	k_addr(&m, 1, "10.0.0.11", 0);
 	k_addr(&m, 0, "10.0.0.12", 0);
 	k_end(&m, w);
-	k_addr(&m, ESA_JOB_A_PS, "10.0.1.2", K_PS_PORT);
+	k_addr(&m, ESA_JOB_A_PS, T_PS_A, T_PS_PORT);
 	ASSERT_NLERR(-EINVAL,
 		     "worker entries must be in rank order, each of type rank",
 		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
 
 	/* Bad addresses. */
 	{
-		struct esa_job j = k_job(2, 0, 0);
+		struct esa_job j = t_job(2, T_PS_A, 0, 0);
 
 		j.rank[1].ip = 0;
 		ASSERT_NLERR(-EINVAL, "address 0.0.0.0 is not allowed",
 			     esa_nl_job_add(self->nl, ID, &j));
-		j = k_job(2, 0, 0);
+		j = t_job(2, T_PS_A, 0, 0);
 		j.rank[1] = j.rank[0];
 		ASSERT_NLERR(-EINVAL, "two ranks with one address and port",
 			     esa_nl_job_add(self->nl, ID, &j));
-		j = k_job(2, 0, 0);
+		j = t_job(2, T_PS_A, 0, 0);
 		j.ps.port = 0;
 		ASSERT_NLERR(-EINVAL, "the parameter server needs a port",
 			     esa_nl_job_add(self->nl, ID, &j));
@@ -301,13 +301,14 @@ TEST_F(nl, malformed_attributes)
 
 TEST_F(nl, out_of_range_values)
 {
-	struct esa_job j = k_job(2, 0, ESA_LEASE_MS_MAX + 1);
+	struct esa_job j = t_job(2, T_PS_A, 0, 0);
 	struct k_attrs m;
 	size_t w;
 
+	j.lease_ms = ESA_LEASE_MS_MAX + 1;
 	ASSERT_NLERR_ANY(-ERANGE, esa_nl_job_add(self->nl, ID, &j));
 
-	j = k_job(2, 0, 0);
+	j = t_job(2, T_PS_A, 0, 0);
 	j.region_base = 0xffffff00;
 	j.region_size = 0x200;
 	ASSERT_NLERR(-ERANGE, "region ends past slot 2^32",
@@ -323,7 +324,7 @@ TEST_F(nl, out_of_range_values)
 	k_u32(&m, ESA_JOB_A_ID, ID2);
 	w = k_nest(&m, ESA_JOB_A_WORKERS);
 	k_end(&m, w);
-	k_addr(&m, ESA_JOB_A_PS, "10.0.1.2", K_PS_PORT);
+	k_addr(&m, ESA_JOB_A_PS, T_PS_A, T_PS_PORT);
 	ASSERT_NLERR(-ERANGE, "a job needs a worker",
 		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
 	k_add_attrs(&m, ID2, ESA_MAX_WORKERS);
@@ -332,7 +333,7 @@ TEST_F(nl, out_of_range_values)
 
 TEST_F(nl, set_prio)
 {
-	struct esa_job j = k_job(2, 3, 0), got;
+	struct esa_job j = t_job(2, T_PS_A, 3, 0), got;
 	struct k_attrs m;
 	__u8 prio = 4;
 
@@ -356,7 +357,7 @@ TEST_F(nl, set_prio)
 TEST_F(nl, counters)
 {
 	struct esa_nl_counters t0, t1, c0, c1;
-	struct esa_job j = k_job(2, 0, 0);
+	struct esa_job j = t_job(2, T_PS_A, 0, 0);
 
 	ASSERT_EQ(0, esa_nl_counters(self->nl, ID, &t0, &c0));
 	ASSERT_EQ(0, esa_nl_job_add(self->nl, ID, &j));
@@ -375,7 +376,7 @@ TEST_F(nl, counters)
 
 TEST_F(nl, events)
 {
-	struct esa_job j = k_job(3, 0, 0), got;
+	struct esa_job j = t_job(3, T_PS_A, 0, 0), got;
 	const struct k_event *ev;
 	struct k_events e = {};
 	struct esa_nl *mon;
@@ -400,7 +401,7 @@ TEST_F(nl, events)
 /* A silent job expires on time, once, and stays registered. */
 TEST_F(nl, lease_expiry)
 {
-	struct esa_job j = k_job(2, 0, 100), got;
+	struct esa_job j = t_job(2, T_PS_A, 0, 0), got;
 	struct esa_nl_counters t0, c0, t1, c1;
 	struct esa_nl_job_info info;
 	struct k_events e = {};
@@ -408,6 +409,7 @@ TEST_F(nl, lease_expiry)
 	struct esa_nl *mon;
 	double t;
 
+	j.lease_ms = 100;
 	ASSERT_EQ(0, esa_nl_open(&mon));
 	ASSERT_EQ(0, esa_nl_join_events(mon));
 	ASSERT_EQ(0, esa_nl_counters(self->nl, ID, &t0, &c0));
@@ -441,7 +443,7 @@ TEST_F(nl, lease_expiry)
 /* Everything needs CAP_NET_ADMIN, joining the events group too. */
 TEST_F(nl, unprivileged)
 {
-	struct esa_job j = k_job(2, 0, 0);
+	struct esa_job j = t_job(2, T_PS_A, 0, 0);
 	pid_t pid;
 	int status;
 
@@ -475,7 +477,7 @@ TEST_F(nl, unprivileged)
 /* Each network namespace has its own registry (this test's and a child's). */
 TEST_F(nl, per_namespace)
 {
-	struct esa_job j = k_job(2, 0, 0);
+	struct esa_job j = t_job(2, T_PS_A, 0, 0);
 	pid_t pid;
 	int status;
 
@@ -484,11 +486,12 @@ TEST_F(nl, per_namespace)
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		struct esa_nl_counters t, c;
-		struct esa_job k = k_job(4, 0, 50);
+		struct esa_job k = t_job(4, T_PS_A, 0, 0);
 		struct esa_job got;
 		struct esa_nl *nl;
 		int bad = 0;
 
+		k.lease_ms = 50;
 		if (unshare(CLONE_NEWNET) || esa_nl_open(&nl))
 			_exit(100);
 		bad |= (esa_nl_job_get(nl, ID, &got, NULL) != -ENOENT) << 0;

@@ -12,7 +12,6 @@
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
-#include "testlib.h"
 #include "kmod_test.h"
 
 static bool need_module(void)
@@ -59,7 +58,7 @@ TEST(refused_while_a_program_uses_the_kfuncs)
 
 TEST(clean_with_jobs_registered)
 {
-	struct esa_job j = k_job(ESA_MAX_WORKERS, 0, 60000);
+	struct esa_job j = t_job(ESA_MAX_WORKERS, T_PS_A, 0, 0);
 	int up[2], down[2], status;
 	struct esa_nl *nl;
 	char c = 0;
@@ -67,6 +66,7 @@ TEST(clean_with_jobs_registered)
 
 	if (!need_module())
 		SKIP(return, "needs $ESA_KO and esa.ko loaded or loadable");
+	j.lease_ms = 60000;
 	ASSERT_EQ(0, pipe(up));
 	ASSERT_EQ(0, pipe(down));
 	/* A second namespace with jobs, alive across the unload. */
@@ -111,7 +111,7 @@ TEST(clean_with_jobs_registered)
 	ASSERT_EQ(0, k_insmod(""));
 	ASSERT_EQ(0, esa_nl_open(&nl));
 	ASSERT_EQ(-ENOENT, esa_nl_job_get(nl, 1, &j, NULL));
-	j = k_job(2, 0, 0);
+	j = t_job(2, T_PS_A, 0, 0);
 	ASSERT_EQ(0, esa_nl_job_add(nl, 1, &j));
 	ASSERT_EQ(0, esa_nl_job_del(nl, 1));
 	esa_nl_close(nl);
@@ -119,7 +119,7 @@ TEST(clean_with_jobs_registered)
 
 TEST(module_parameters)
 {
-	struct esa_job j = k_job(2, 0, 0);
+	struct esa_job j = t_job(2, T_PS_A, 0, 0);
 	struct esa_nl *nl;
 
 	if (!need_module())

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the esa.ko tests share: jobs to register, a builder for raw (also
- * malformed) netlink attributes, event collection, module loading, and
- * dropping a capability.  The tests run as root inside the test VM (or on
- * any machine where esa.ko is loaded) and skip when the module is absent.
+ * What the esa.ko tests share beyond testlib.h (jobs, packets, the test
+ * topology): a builder for raw (also malformed) netlink attributes, event
+ * collection, module loading, and dropping a capability.  The tests run as
+ * root inside the test VM (or on any machine where esa.ko is loaded) and
+ * skip when the module is absent.
  */
 #ifndef ESA_KMOD_TEST_H
 #define ESA_KMOD_TEST_H
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,40 +21,14 @@
 #include <linux/capability.h>
 #include <linux/netlink.h>
 
+#include "testlib.h"
 #include "esa_nl.h"
-
-#define K_PS_PORT	9000
 
 /*
  * Skip from a fixture's setup.  The harness of Debian's 6.1 sources would
  * run the test after SKIP(return, ...) there; jumping out skips it.
  */
 #define SETUP_SKIP(fmt, ...) SKIP(longjmp(_metadata->env, 1), fmt, ##__VA_ARGS__)
-
-static inline __be32 k_ip(const char *s)
-{
-	struct in_addr a;
-
-	inet_pton(AF_INET, s, &a);
-	return a.s_addr;
-}
-
-/* n workers 10.0.0.11.. (rank 0 sends from port 5000, the others from any
- * port), PS 10.0.1.2:9000.
- */
-static inline struct esa_job k_job(int n, __u8 max_prio, __u32 lease_ms)
-{
-	struct esa_job j = {
-		.nworkers = n, .max_prio = max_prio, .lease_ms = lease_ms,
-		.ps = { .ip = k_ip("10.0.1.2"), .port = htons(K_PS_PORT) },
-	};
-
-	for (int r = 0; r < n; r++)
-		j.rank[r].ip = htonl(0x0a00000b + r);
-	if (n)
-		j.rank[0].port = htons(5000);
-	return j;
-}
 
 static inline double k_now(void)
 {
@@ -109,7 +83,7 @@ static inline void k_addr(struct k_attrs *m, __u16 type, const char *ip,
 {
 	size_t n = k_nest(m, type);
 	__be16 p = htons(port);
-	__be32 a = ip ? k_ip(ip) : 0;
+	__be32 a = ip ? t_ip(ip) : 0;
 
 	if (ip)
 		k_put(m, ESA_ADDR_A_IPV4, &a, 4);
@@ -132,7 +106,7 @@ static inline void k_add_attrs(struct k_attrs *m, __u32 id, int nworkers)
 		k_addr(m, r, ip, 0);
 	}
 	k_end(m, w);
-	k_addr(m, ESA_JOB_A_PS, "10.0.1.2", K_PS_PORT);
+	k_addr(m, ESA_JOB_A_PS, T_PS_A, T_PS_PORT);
 }
 
 /* ------------------------------------------------------------------ */
