@@ -6,7 +6,10 @@
  * stream (rank after rank, chunk after chunk) to take its real paths: claim,
  * add, complete and multicast.  bench_drive turns the buffer into the next
  * packet of that stream (undoing whatever the previous run rewrote) and
- * tail-calls the program under test.  The floors run behind the same driver:
+ * tail-calls the program under test.  With bench_ack set (policy atp), the
+ * stream has one more packet per chunk: the PS's ack that frees the held
+ * slot, part of what a chunk costs under atp.  The floors run behind the
+ * same driver:
  *   bench_tx:  XDP_TX, nothing else;
  *   bench_add: lock the chunk's slot, add the values, unlock: the least any
  *              aggregation over ESA's slot layout (esa_slots, esa_acc) does.
@@ -18,6 +21,7 @@
 #include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include <stdbool.h>
 #include <linux/esa.h>
 #include "esa_bench.h"
 
@@ -47,6 +51,7 @@ struct {
 } floor_acc SEC(".maps");
 
 __u64 bench_n;		/* packets driven so far (one CPU runs the bench) */
+__u32 bench_ack;	/* add the PS's ack after each chunk (policy atp) */
 
 static __always_inline __u16 csum(struct iphdr *ip)
 {
@@ -71,7 +76,9 @@ int bench_drive(struct xdp_md *ctx)
 	struct udphdr *udp;
 	struct esa_hdr *h;
 	__u64 n = bench_n++;
-	__u32 rank = n % bench_cfg.nworkers, seq = n / bench_cfg.nworkers;
+	__u32 period = bench_cfg.nworkers + !!bench_ack;
+	__u32 rank = n % period, seq = n / period;
+	bool ack = rank == bench_cfg.nworkers;
 
 	/* Drop the metadata a multicast left behind. */
 	meta = (void *)(long)ctx->data_meta;
@@ -89,19 +96,22 @@ int bench_drive(struct xdp_md *ctx)
 	__builtin_memcpy(eth->h_dest, (const void *)bench_cfg.switch_mac, 6);
 	__builtin_memcpy(eth->h_source, (const void *)bench_cfg.worker_mac, 6);
 	eth->h_source[5] += rank;
-	ip->saddr = bpf_htonl(bpf_ntohl(bench_cfg.worker_ip) + rank);
+	ip->saddr = ack ? bench_cfg.ps_ip :
+			  bpf_htonl(bpf_ntohl(bench_cfg.worker_ip) + rank);
 	ip->daddr = bench_cfg.switch_ip;
 	ip->ttl = 64;
 	ip->check = csum(ip);
-	udp->source = bench_cfg.worker_port;
+	udp->source = ack ? bench_cfg.ps_port : bench_cfg.worker_port;
 	udp->dest = bpf_htons(ESA_DEFAULT_PORT);
 	h->version = ESA_VERSION;
-	h->type = ESA_T_DATA;
+	h->type = ack ? ESA_T_ACK : ESA_T_DATA;
 	h->flags = 0;
 	h->prio = 0;
 	h->job = bpf_htons(bench_cfg.job);
-	h->rank = bpf_htons(rank);
-	h->bitmap = bpf_cpu_to_be64(1ULL << rank);
+	h->rank = bpf_htons(ack ? ESA_RANK_NONE : rank);
+	h->bitmap = bpf_cpu_to_be64(!ack ? 1ULL << rank :
+				    bench_cfg.nworkers >= 64 ? ~0ULL :
+				    (1ULL << bench_cfg.nworkers) - 1);
 	h->seq = bpf_htonl(seq);
 	h->reason = 0;
 	h->resv = 0;

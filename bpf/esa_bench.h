@@ -16,6 +16,9 @@ struct bench_cfg {
 	__be16	worker_port;
 	__u8	worker_mac[6];	/* last byte + r */
 	__u8	switch_mac[6];
+	__be32	ps_ip;		/* the job's PS, source of acks */
+	__be16	ps_port;
+	__u16	resv2;
 };
 
 #endif /* ESA_BENCH_H */
