@@ -26,7 +26,8 @@ VM_SERIES	?= 6.1 6.12
 VM_BIN		:= $(OUTPUT)/vm/bin
 VM_TESTS	:= $(VM_BIN)/esa_nl_test $(VM_BIN)/esa_kfunc_test \
 		   $(VM_BIN)/esa_unload_test
-VM_LIBS		:= $(OUTPUT)/common/esa_nl.o $(COMMON)
+# $(sort): once, whether or not COMMON has esa_nl.o already.
+VM_LIBS		:= $(sort $(OUTPUT)/common/esa_nl.o $(COMMON))
 
 ALL_EXTRA	+= $(OUTPUT)/esa_kfunc.bpf.o $(OUTPUT)/common/esa_nl.o
 CLEAN_EXTRA	+= kmod-clean
