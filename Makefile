@@ -26,8 +26,9 @@ else
 endif
 
 BPF_OBJS := $(OUTPUT)/esa.bpf.o $(OUTPUT)/esa_bench.bpf.o $(OUTPUT)/esa_pass.bpf.o
-SKELS	 := $(OUTPUT)/esa.skel.h $(OUTPUT)/esa_bench.skel.h
-COMMON	 := $(OUTPUT)/common/loader.o $(OUTPUT)/common/util.o $(OUTPUT)/common/names.o
+SKELS	 := $(OUTPUT)/esa.skel.h $(OUTPUT)/esa_kfunc.skel.h $(OUTPUT)/esa_bench.skel.h
+COMMON	 := $(OUTPUT)/common/loader.o $(OUTPUT)/common/util.o $(OUTPUT)/common/names.o \
+	    $(OUTPUT)/common/esa_nl.o
 HDRS	 := include/uapi/linux/esa.h include/esa_policy.h $(wildcard user/common/*.h bpf/*.h)
 TOOLS	 := $(OUTPUT)/esactl
 TESTS	 := $(OUTPUT)/selftests/esa_golden $(OUTPUT)/selftests/esa_fuzz \
@@ -35,13 +36,14 @@ TESTS	 := $(OUTPUT)/selftests/esa_golden $(OUTPUT)/selftests/esa_fuzz \
 	    $(OUTPUT)/selftests/esa_policy_test
 BENCH	 := $(OUTPUT)/esa_bench
 
-.PHONY: all clean test check bench deps demo
+.PHONY: all clean test check bench deps demo install
 all: $(BPF_OBJS) $(SKELS) $(TOOLS) $(TESTS) $(BENCH)
 
 # Subsystems (kernel module, simulator, ...) add their rules in mk/*.mk and
 # hook into `all` and `clean` through ALL_EXTRA and CLEAN_EXTRA.
 ALL_EXTRA :=
 CLEAN_EXTRA :=
+INSTALL_EXTRA :=
 -include $(wildcard mk/*.mk)
 all: $(ALL_EXTRA)
 
@@ -74,7 +76,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-$(OUTPUT)/common/%.o: user/common/%.c $(HDRS) $(OUTPUT)/esa.skel.h | $(OUTPUT)/common
+$(OUTPUT)/common/%.o: user/common/%.c $(HDRS) $(OUTPUT)/esa.skel.h $(OUTPUT)/esa_kfunc.skel.h | $(OUTPUT)/common
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
@@ -98,6 +100,17 @@ $(OUTPUT)/selftests/%: selftests/esa/%.c selftests/esa/testlib.h $(COMMON) $(HDR
 
 test: all
 	$(Q)selftests/run.sh
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: esactl (its BPF programs built
+# in), its man page and bash completion; subsystems add INSTALL_EXTRA.
+PREFIX	?= /usr/local
+install: all $(INSTALL_EXTRA)
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -D -m 755 $(OUTPUT)/esactl $(DESTDIR)$(PREFIX)/sbin/esactl
+	$(Q)install -D -m 644 user/esactl/esactl.8 $(DESTDIR)$(PREFIX)/share/man/man8/esactl.8
+	$(Q)install -D -m 644 user/esactl/esactl.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/esactl
+	$(Q)install -D -m 644 $(OUTPUT)/esa_pass.bpf.o $(DESTDIR)$(PREFIX)/lib/esa/esa_pass.bpf.o
 
 bench: all
 	$(Q)$(OUTPUT)/esa_bench

@@ -14,7 +14,8 @@ for g in $groups; do
 	case $g in
 	build) pkgs="$pkgs make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
 		     pkg-config linux-libc-dev" ;;
-	test)  pkgs="$pkgs iproute2 iputils-ping python3 util-linux procps kmod" ;;
+	test)  pkgs="$pkgs iproute2 iputils-ping python3 util-linux procps kmod
+		     bash-completion man-db" ;;
 	vm)    pkgs="$pkgs qemu-system-x86 busybox-static dwarves cpio kmod xz-utils zstd
 		     bc flex bison libssl-dev" ;;
 	plot)  pkgs="$pkgs gnuplot-nox" ;;

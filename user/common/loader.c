@@ -19,6 +19,7 @@
 
 #include "loader.h"
 #include "esa.skel.h"
+#include "esa_kfunc.skel.h"
 
 /* Fill err with a one-line reason and return rc. */
 static int esa_fail(char *err, size_t len, int rc, const char *fmt, ...)
@@ -32,11 +33,6 @@ static int esa_fail(char *err, size_t len, int rc, const char *fmt, ...)
 }
 
 #define ERR(...)	esa_fail(err, len, -1, __VA_ARGS__)
-
-/* The kfunc variant is installed next to esactl or left in the build tree. */
-#ifndef ESA_LIBDIR
-#define ESA_LIBDIR "/usr/local/lib/esa"
-#endif
 
 const char *const esa_policy_names[__ESA_POLICY_MAX] = {
 	[ESA_POLICY_ESA]	= "esa",
@@ -96,24 +92,10 @@ void esa_set_verbose(int v)
 	esa_verbose = v;
 }
 
-static const char *esa_kfunc_object(void)
-{
-	static const char *const paths[] = {
-		"build/esa_kfunc.bpf.o", ESA_LIBDIR "/esa_kfunc.bpf.o",
-	};
-	const char *env = getenv("ESA_KFUNC_OBJECT");
-
-	if (env)
-		return env;
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
-		if (!access(paths[i], R_OK))
-			return paths[i];
-	return NULL;
-}
-
+/* esa.ko is loaded with its BTF, so its kfuncs can be called. */
 int esa_kfunc_available(void)
 {
-	return !access("/sys/kernel/btf/esa", R_OK) && esa_kfunc_object();
+	return !access("/sys/kernel/btf/esa", R_OK);
 }
 
 /* esa_cfg is the only variable of .rodata; check it sits at offset 0, so
@@ -211,18 +193,17 @@ int esa_load(struct esa *e, const struct esa_opts *o, char *err, size_t len)
 		return -1;
 	if (kfunc < 0)
 		kfunc = esa_kfunc_available();
-	if (kfunc && !path) {
-		if (access("/sys/kernel/btf/esa", R_OK))
-			return ERR("mode kfunc needs esa.ko loaded");
-		path = esa_kfunc_object();
-		if (!path)
-			return ERR("esa_kfunc.bpf.o not found (set ESA_KFUNC_OBJECT)");
-	}
+	if (kfunc && !esa_kfunc_available())
+		return ERR("mode kfunc needs esa.ko loaded");
+	/* Both variants are built in; ESA_KFUNC_OBJECT or o->object override. */
+	if (kfunc && !path)
+		path = getenv("ESA_KFUNC_OBJECT");
 	if (path) {
 		obj = bpf_object__open_file(path, &oo);
 	} else {
 		size_t sz;
-		const void *elf = esa_bpf__elf_bytes(&sz);
+		const void *elf = kfunc ? esa_kfunc_bpf__elf_bytes(&sz) :
+					  esa_bpf__elf_bytes(&sz);
 
 		obj = bpf_object__open_mem(elf, sz, &oo);
 	}

@@ -25,6 +25,7 @@
 #include <linux/if_link.h>
 
 #include "loader.h"
+#include "esa_nl.h"
 #include "util.h"
 #include "esa_policy.h"
 
@@ -405,6 +406,61 @@ static int do_dev(int argc, char **argv)
 /* job                                                                 */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Where jobs live: the maps of the loaded program, or esa.ko's registry
+ * (over netlink) when the loaded program reads jobs through the module's
+ * kfuncs, or when no program is loaded yet but the module is.
+ */
+struct registry {
+	struct esa	e;
+	bool		maps;	/* a program is loaded: e is open */
+	struct esa_nl	*nl;	/* jobs go to esa.ko */
+};
+
+static int registry_open(struct registry *r)
+{
+	char err[ESA_ERR_LEN];
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->maps = !esa_open_pinned(&r->e, pin_dir, err, sizeof(err));
+	if (r->maps && !r->e.cfg.kfunc)
+		return 0;
+	rc = esa_nl_open(&r->nl);
+	if (!rc)
+		return 0;
+	if (r->maps) {
+		esa_close(&r->e);
+		return fail("the loaded program reads jobs from esa.ko, which is not loaded: %s",
+			    strerror(-rc));
+	}
+	if (rc == -ENOENT)
+		return fail("%s; esa.ko is not loaded either", err);
+	return fail("cannot talk to esa.ko: %s", strerror(-rc));
+}
+
+static void registry_close(struct registry *r)
+{
+	if (r->maps)
+		esa_close(&r->e);
+	if (r->nl)
+		esa_nl_close(r->nl);
+}
+
+/* The kernel's own explanation when it gave one. */
+static int nl_fail(struct registry *r, int rc, const char *what, __u32 id)
+{
+	const char *why = esa_nl_error(r->nl);
+
+	if (rc == -ENOENT)
+		return fail("job %u does not exist", id);
+	if (rc == -EEXIST)
+		return fail("job %u exists", id);
+	if (rc == -EPERM)
+		return fail("%s job %u: permission denied (needs CAP_NET_ADMIN)", what, id);
+	return fail("%s job %u: %s", what, id, why && *why ? why : strerror(-rc));
+}
+
 static int usage_job(void)
 {
 	fprintf(stderr,
@@ -414,7 +470,8 @@ static int usage_job(void)
 		"       esactl job set ID max-prio N\n"
 		"       esactl job show [ ID ]\n"
 		"       esactl job flush\n"
-		"Workers are listed in rank order; a worker without a port may send from any.\n");
+		"Workers are listed in rank order; a worker without a port may send from any.\n"
+		"Jobs go to esa.ko when the loaded program reads them from it (esactl status).\n");
 	return 2;
 }
 
@@ -433,8 +490,8 @@ static int job_add(int argc, char **argv)
 {
 	struct esa_job j = { .max_prio = 255 };
 	char err[ESA_ERR_LEN];
+	struct registry r;
 	bool have_ps = false;
-	struct esa e;
 	__u32 id, v;
 	int rc;
 
@@ -483,11 +540,21 @@ static int job_add(int argc, char **argv)
 		return fail("job add needs \"ps ADDR:PORT\"");
 	if (!j.nworkers)
 		return fail("job add needs \"workers ADDR...\"");
-	if (open_switch(&e))
+	if (registry_open(&r))
 		return 1;
-	rc = esa_job_add(&e, id, &j, err, sizeof(err));
-	esa_close(&e);
-	return rc ? fail("%s", err) : 0;
+	/* What the loaded program cannot serve is refused with its reason. */
+	if (r.maps && esa_job_check(&r.e.cfg, id, &j, err, sizeof(err))) {
+		registry_close(&r);
+		return fail("%s", err);
+	}
+	if (r.nl) {
+		rc = esa_nl_job_add(r.nl, id, &j);
+		rc = rc ? nl_fail(&r, rc, "add", id) : 0;
+	} else {
+		rc = esa_job_add(&r.e, id, &j, err, sizeof(err)) ? fail("%s", err) : 0;
+	}
+	registry_close(&r);
+	return rc;
 }
 
 static int job_id_arg(int argc, char **argv, const char *cmd, __u32 *id)
@@ -510,7 +577,7 @@ static int job_rc(int rc, __u32 id)
 
 static int job_del(int argc, char **argv)
 {
-	struct esa e;
+	struct registry r;
 	__u32 id;
 	int rc;
 
@@ -520,16 +587,21 @@ static int job_del(int argc, char **argv)
 		return 1;
 	if (argc > 1)
 		return bad_arg("job delete", argv[1]);
-	if (open_switch(&e))
+	if (registry_open(&r))
 		return 1;
-	rc = esa_job_del(&e, id);
-	esa_close(&e);
-	return job_rc(rc, id);
+	if (r.nl) {
+		rc = esa_nl_job_del(r.nl, id);
+		rc = rc ? nl_fail(&r, rc, "delete", id) : 0;
+	} else {
+		rc = job_rc(esa_job_del(&r.e, id), id);
+	}
+	registry_close(&r);
+	return rc;
 }
 
 static int job_set(int argc, char **argv)
 {
-	struct esa e;
+	struct registry r;
 	__u32 id, v;
 	int rc;
 
@@ -539,24 +611,31 @@ static int job_set(int argc, char **argv)
 		return 1;
 	if (argc != 3 || !matches(argv[1], "max-prio"))
 		return fail("usage: esactl job set ID max-prio N");
-	if (get_u32("max-prio", argv[2], 255, &v) || open_switch(&e))
+	if (get_u32("max-prio", argv[2], 255, &v) || registry_open(&r))
 		return 1;
-	rc = esa_job_set_prio(&e, id, v);
-	esa_close(&e);
-	return job_rc(rc, id);
+	if (r.nl) {
+		rc = esa_nl_job_set_prio(r.nl, id, v);
+		rc = rc ? nl_fail(&r, rc, "change", id) : 0;
+	} else {
+		rc = job_rc(esa_job_set_prio(&r.e, id, v), id);
+	}
+	registry_close(&r);
+	return rc;
 }
 
-static void print_job(__u32 id, const struct esa_job *j)
+static void print_job(__u32 id, const struct esa_job *j, __u32 idle_ms,
+		      bool expired)
 {
 	char buf[32];
 
 	out_obj_open(NULL);
 	out_u64("id", "job %llu ", id);
-	out_str("state", "%s ", esa_job_expired(j) ? "expired" : "active");
+	out_str("state", "%s ", expired ? "expired" : "active");
 	out_u64("gen", "gen %llu ", j->gen);
 	out_u64("workers", "workers %llu ", j->nworkers);
 	out_u64("max_prio", "max-prio %llu ", j->max_prio);
 	out_u64("lease_ms", "lease %llums ", j->lease_ms);
+	out_u64("idle_ms", "idle %llums ", idle_ms);
 	out_str("ps", "ps %s", fmt_addr(&j->ps, buf));
 	if (j->region_size) {
 		out_obj_open("region");
@@ -574,12 +653,30 @@ static void print_job(__u32 id, const struct esa_job *j)
 	out_obj_close();
 }
 
+/* A job of the maps: its idle time from its activity stamp. */
+static void print_map_job(__u32 id, const struct esa_job *j)
+{
+	__s64 idle = (__s64)(esa_now_ns() - j->last_active_ns) / 1000000;
+
+	print_job(id, j, idle < 0 ? 0 : idle > 0xffffffffLL ? 0xffffffffu : idle,
+		  esa_job_expired(j));
+}
+
+static int show_nl_job(__u32 id, const struct esa_job *j,
+		       const struct esa_nl_job_info *info, void *arg)
+{
+	print_job(id, j, info->idle_ms, info->expired);
+	return 0;
+}
+
 static int job_show(int argc, char **argv)
 {
+	struct esa_nl_job_info info;
+	struct registry r;
 	struct esa_job j;
-	struct esa e;
 	__u32 id = 0;
 	bool one = false;
+	int rc = 0;
 
 	if (argc > 0) {
 		if (matches(*argv, "help"))
@@ -590,45 +687,78 @@ static int job_show(int argc, char **argv)
 			return bad_arg("job show", argv[1]);
 		one = true;
 	}
-	if (open_switch(&e))
+	if (registry_open(&r))
 		return 1;
-	if (one) {
-		int rc = esa_job_read(&e, id, &j);
-
+	if (one && r.nl) {
+		rc = esa_nl_job_get(r.nl, id, &j, &info);
+		if (rc)
+			rc = nl_fail(&r, rc, "show", id);
+		else
+			print_job(id, &j, info.idle_ms, info.expired);
+	} else if (one) {
+		rc = esa_job_read(&r.e, id, &j);
 		if (!rc && j.state != ESA_JOB_ACTIVE)
 			rc = -ENOENT;
-		if (id >= e.cfg.max_jobs)
+		if (id >= r.e.cfg.max_jobs)
 			rc = -ERANGE;
-		if (rc) {
-			esa_close(&e);
-			return job_rc(rc, id);
-		}
-		print_job(id, &j);
+		if (rc)
+			rc = job_rc(rc, id);
+		else
+			print_map_job(id, &j);
 	} else {
 		out_arr_open(NULL);
-		for (id = 0; id < e.cfg.max_jobs; id++)
-			if (!esa_job_read(&e, id, &j) && j.state == ESA_JOB_ACTIVE)
-				print_job(id, &j);
+		if (r.nl) {
+			rc = esa_nl_job_dump(r.nl, show_nl_job, NULL);
+			if (rc)
+				rc = fail("cannot list esa.ko's jobs: %s", strerror(-rc));
+		} else {
+			for (id = 0; id < r.e.cfg.max_jobs; id++)
+				if (!esa_job_read(&r.e, id, &j) && j.state == ESA_JOB_ACTIVE)
+					print_map_job(id, &j);
+		}
 		out_arr_close();
 	}
-	esa_close(&e);
-	return 0;
+	registry_close(&r);
+	return rc;
+}
+
+static int collect_id(__u32 id, const struct esa_job *j,
+		      const struct esa_nl_job_info *info, void *arg)
+{
+	__u32 *ids = arg;
+
+	ids[ids[0]++ + 1] = id;
+	return ids[0] == 65536;
 }
 
 static int job_flush(int argc, char **argv)
 {
+	struct registry r;
 	struct esa_job j;
-	struct esa e;
+	__u32 *ids;
 	int rc = 0;
 
 	if (argc > 0)
 		return matches(*argv, "help") ? usage_job() : bad_arg("job flush", *argv);
-	if (open_switch(&e))
+	if (registry_open(&r))
 		return 1;
-	for (__u32 id = 0; id < e.cfg.max_jobs; id++)
-		if (!esa_job_read(&e, id, &j) && j.state == ESA_JOB_ACTIVE)
-			rc |= job_rc(esa_job_del(&e, id), id);
-	esa_close(&e);
+	if (r.nl) {
+		ids = calloc(65537, sizeof(*ids));
+		if (!ids || esa_nl_job_dump(r.nl, collect_id, ids) < 0)
+			rc = fail("cannot list esa.ko's jobs");
+		for (__u32 i = 0; !rc && ids && i < ids[0]; i++) {
+			int e = esa_nl_job_del(r.nl, ids[i + 1]);
+
+			if (e && e != -ENOENT)
+				rc = nl_fail(&r, e, "delete", ids[i + 1]);
+		}
+		free(ids);
+	} else {
+		for (__u32 id = 0; id < r.e.cfg.max_jobs; id++)
+			if (!esa_job_read(&r.e, id, &j) && j.state == ESA_JOB_ACTIVE)
+				rc |= job_rc(esa_job_del(&r.e, id), id);
+	}
+	registry_close(&r);
 	return rc;
 }
 
@@ -649,6 +779,65 @@ static int do_job(int argc, char **argv)
 	if (matches(*argv, "help"))
 		return usage_job();
 	return bad_arg("job", *argv);
+}
+
+/* ------------------------------------------------------------------ */
+/* monitor                                                             */
+/* ------------------------------------------------------------------ */
+
+static int usage_monitor(void)
+{
+	fprintf(stderr,
+		"Usage: esactl monitor\n"
+		"Prints esa.ko's events (job added, deleted, expired, slots reclaimed)\n"
+		"until interrupted; with -j one JSON object per line.\n");
+	return 2;
+}
+
+static int print_event(const struct esa_nl_event *ev, void *arg)
+{
+	static const char *const what[] = {
+		[ESA_CMD_JOB_ADDED] = "added", [ESA_CMD_JOB_DELETED] = "deleted",
+		[ESA_CMD_JOB_EXPIRED] = "expired", [ESA_CMD_JOB_RECLAIMED] = "reclaimed",
+	};
+	const char *w = ev->cmd < sizeof(what) / sizeof(what[0]) && what[ev->cmd] ?
+			what[ev->cmd] : "unknown";
+
+	char buf[32];
+
+	out_obj_open(NULL);
+	out_u64("id", "job %llu ", ev->id);
+	out_str("event", "%s ", w);
+	out_u64("gen", "gen %llu", ev->gen);
+	if (ev->job) {
+		out_u64("workers", " workers %llu", ev->job->nworkers);
+		out_u64("max_prio", " max-prio %llu", ev->job->max_prio);
+		out_u64("lease_ms", " lease %llums", ev->job->lease_ms);
+		out_str("ps", " ps %s", fmt_addr(&ev->job->ps, buf));
+	}
+	out_text("\n");
+	out_obj_close();
+	fflush(stdout);
+	return 0;
+}
+
+static int do_monitor(int argc, char **argv)
+{
+	struct esa_nl *nl;
+	int rc;
+
+	if (argc > 0)
+		return matches(*argv, "help") ? usage_monitor() : bad_arg("monitor", *argv);
+	rc = esa_nl_open(&nl);
+	if (rc == -ENOENT)
+		return fail("monitor needs esa.ko (events come from the module)");
+	if (rc)
+		return fail("cannot talk to esa.ko: %s", strerror(-rc));
+	rc = esa_nl_join_events(nl);
+	if (!rc)
+		rc = esa_nl_monitor(nl, print_event, NULL);
+	esa_nl_close(nl);
+	return rc ? fail("monitor: %s", strerror(-rc)) : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -688,9 +877,23 @@ static bool counters_zero(const struct esa_counters *c)
 	return true;
 }
 
+/* esa.ko's own counters, when it keeps the jobs. */
+static void print_module_counters(const struct esa_nl_counters *c)
+{
+	out_obj_open("module");
+	out_text("\tesa.ko:");
+	out_u64("adds", " adds %llu", c->adds);
+	out_u64("deletes", " deletes %llu", c->deletes);
+	out_u64("expiries", " expiries %llu", c->expiries);
+	out_u64("reclaims", " reclaims %llu\n", c->reclaims);
+	out_obj_close();
+}
+
 static int stats_show(int argc, char **argv)
 {
+	struct esa_nl_counters mt, mj;
 	struct esa_counters c;
+	struct esa_nl *nl = NULL;
 	struct esa e;
 	__u32 id = ~0u;
 	int rc = 0;
@@ -708,9 +911,13 @@ static int stats_show(int argc, char **argv)
 	}
 	if (open_switch(&e))
 		return 1;
+	if (e.cfg.kfunc && esa_nl_open(&nl))
+		nl = NULL;
 	if (id != ~0u) {
 		if (id >= e.cfg.max_jobs) {
 			esa_close(&e);
+			if (nl)
+				esa_nl_close(nl);
 			return fail("job id %u out of range (0..%u)", id, e.cfg.max_jobs - 1);
 		}
 		rc = esa_counters_read(&e, id, &c);
@@ -718,6 +925,8 @@ static int stats_show(int argc, char **argv)
 			out_obj_open(NULL);
 			out_u64("job", "job %llu:", id);
 			print_counters(&c, true);
+			if (nl && !esa_nl_counters(nl, id, &mt, &mj))
+				print_module_counters(&mj);
 			out_obj_close();
 		}
 	} else {
@@ -726,6 +935,8 @@ static int stats_show(int argc, char **argv)
 		out_obj_open("total");
 		out_text("total:");
 		print_counters(&c, true);
+		if (nl && !esa_nl_counters(nl, -1, &mt, NULL))
+			print_module_counters(&mt);
 		out_obj_close();
 		if (!rc)
 			rc = esa_counters_read(&e, e.cfg.max_jobs, &c);
@@ -743,12 +954,16 @@ static int stats_show(int argc, char **argv)
 			out_obj_open(NULL);
 			out_u64("job", "job %llu:", j);
 			print_counters(&c, false);
+			if (nl && !esa_nl_counters(nl, j, &mt, &mj))
+				print_module_counters(&mj);
 			out_obj_close();
 		}
 		out_arr_close();
 		out_obj_close();
 	}
 	esa_close(&e);
+	if (nl)
+		esa_nl_close(nl);
 	return rc ? fail("cannot read counters: %s", strerror(-rc)) : 0;
 }
 
@@ -907,45 +1122,68 @@ static int do_pool(int argc, char **argv)
 /* status                                                              */
 /* ------------------------------------------------------------------ */
 
+static int count_job(__u32 id, const struct esa_job *j,
+		     const struct esa_nl_job_info *info, void *arg)
+{
+	++*(__u32 *)arg;
+	return 0;
+}
+
 static int do_status(int argc, char **argv)
 {
-	struct esa_job j;
-	struct esa e;
-	__u32 jobs = 0;
-	int ports = 0;
 	struct if_nameindex *ifs, *i;
+	struct esa_nl *nl = NULL;
+	bool module, loaded;
+	struct esa_job j;
+	__u32 jobs = 0;
+	struct esa e;
+	int ports = 0;
 
 	if (argc > 0)
 		return matches(*argv, "help") ?
 			(fprintf(stderr, "Usage: esactl status\n"), 2) :
 			bad_arg("status", *argv);
+	module = !esa_nl_open(&nl);
+	loaded = !esa_open_pinned(&e, pin_dir, (char[ESA_ERR_LEN]){}, ESA_ERR_LEN);
 	out_obj_open(NULL);
-	out_bool("module", "esa.ko loaded: %s\n", !access("/sys/kernel/btf/esa", F_OK));
-	if (esa_open_pinned(&e, pin_dir, (char[ESA_ERR_LEN]){}, ESA_ERR_LEN)) {
-		out_bool("loaded", "program loaded: %s\n", false);
-		out_obj_close();
-		return 0;
+	out_bool("module", "esa.ko loaded: %s\n", module);
+	out_bool("loaded", "program loaded: %s", loaded);
+	if (loaded) {
+		out_text(" (");
+		out_str("pinned", "%s)", pin_dir);
 	}
-	out_bool("loaded", "program loaded: %s", true);
-	out_text(" (");
-	out_str("pinned", "%s)\n", pin_dir);
+	out_text("\n");
 	out_str("registry", "jobs registered through: %s\n",
-		e.cfg.kfunc ? "esa.ko (netlink)" : "BPF maps (esactl)");
-	out_obj_open("config");
-	out_text("config: ");
-	print_cfg(&e.cfg);
-	out_obj_close();
-	for (__u32 id = 0; id < e.cfg.max_jobs; id++)
-		jobs += !esa_job_read(&e, id, &j) && j.state == ESA_JOB_ACTIVE;
-	ifs = if_nameindex();
-	for (i = ifs; i && i->if_index; i++)
-		ports += esa_port_registered(&e, i->if_index);
-	if (ifs)
-		if_freenameindex(ifs);
+		loaded ? (e.cfg.kfunc ? "esa.ko (netlink)" : "BPF maps (esactl)") :
+		module ? "esa.ko (netlink)" : "none: load the program");
+	if (loaded) {
+		out_obj_open("config");
+		out_text("config: ");
+		print_cfg(&e.cfg);
+		out_obj_close();
+	}
+	if (nl && (!loaded || e.cfg.kfunc)) {
+		esa_nl_job_dump(nl, count_job, &jobs);
+	} else if (loaded) {
+		for (__u32 id = 0; id < e.cfg.max_jobs; id++)
+			jobs += !esa_job_read(&e, id, &j) && j.state == ESA_JOB_ACTIVE;
+	}
 	out_u64("jobs", "jobs: %llu\n", jobs);
-	out_u64("ports", "result ports: %llu\n", ports);
+	if (loaded) {
+		ifs = if_nameindex();
+		for (i = ifs; i && i->if_index; i++)
+			ports += esa_port_registered(&e, i->if_index);
+		if (ifs)
+			if_freenameindex(ifs);
+		out_u64("ports", "result ports: %llu\n", ports);
+		if (module && !e.cfg.kfunc)
+			out_text("note: esa.ko is loaded but this program keeps jobs in its maps;\n"
+				 "      reload it ('esactl prog unload; esactl prog load') to use esa.ko\n");
+		esa_close(&e);
+	}
 	out_obj_close();
-	esa_close(&e);
+	if (nl)
+		esa_nl_close(nl);
 	return 0;
 }
 
@@ -955,7 +1193,7 @@ static int usage(void)
 {
 	fprintf(stderr,
 		"Usage: esactl [ OPTIONS ] OBJECT { COMMAND | help }\n"
-		"where  OBJECT := { prog | dev | job | stats | pool | status }\n"
+		"where  OBJECT := { prog | dev | job | stats | pool | monitor | status }\n"
 		"       OPTIONS := { -j[son] | -p[retty] | -v[erbose] | -d[ir] PINDIR |\n"
 		"                    -V[ersion] | -h[elp] }\n");
 	return 2;
@@ -970,6 +1208,7 @@ static const struct {
 	{ "job",	do_job },
 	{ "stats",	do_stats },
 	{ "pool",	do_pool },
+	{ "monitor",	do_monitor },
 	{ "status",	do_status },
 };
 
