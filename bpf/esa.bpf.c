@@ -26,6 +26,7 @@
 #include "esa_policy.h"
 
 #define AF_INET		2
+#define fallthrough	__attribute__((__fallthrough__))
 #define IP_MF		0x2000
 #define IP_OFFSET	0x1fff
 #define NSEC_PER_MSEC	1000000ULL
@@ -117,8 +118,10 @@ struct {
 	__type(value, struct esa_route);
 } esa_routes SEC(".maps");
 
-/* Per CPU: the coarse clock, read once per tick (see esa_now()), and the
- * number of the CPU's last result broadcast. */
+/*
+ * Per CPU: the coarse clock, read once per tick (see esa_now()), and the
+ * number of the CPU's last result broadcast.
+ */
 struct esa_cpu {
 	__u64	jiffies;
 	__u64	now_ns;
@@ -135,7 +138,7 @@ struct {
 
 /*
  * Per CPU and port (index ifindex % 4096): which broadcast the egress
- * program saw last there and which copies of it it already delivered.  The
+ * program saw last there, and which of its copies were delivered.  The
  * copies of one broadcast reach a port back to back on one CPU.
  */
 struct esa_egress_seen {
@@ -217,7 +220,7 @@ static __always_inline void esa_count(__u32 row, int idx)
  * loops are long).  They re-read the headers from ctx; esa_xdp has already
  * checked that they are there.
  */
-#define __esa_global __attribute__((noinline))
+#define __esa_global __noinline
 
 struct esa_pkt {
 	struct ethhdr	*eth;
@@ -249,14 +252,14 @@ struct esa_jinfo {
 	__u32	nworkers;
 };
 
+#ifdef ESA_KFUNC
+#include "esa_kfunc.bpf.h"
+#else
 static __always_inline int esa_lease_over(__u32 lease_ms, __u64 last, __u64 now)
 {
 	return lease_ms && (__s64)(now - last) > (__s64)(lease_ms * NSEC_PER_MSEC);
 }
 
-#ifdef ESA_KFUNC
-#include "esa_kfunc.bpf.h"
-#else
 static __always_inline struct esa_job *esa_job_lookup(__u32 jid)
 {
 	return bpf_map_lookup_elem(&esa_jobs, &jid);
@@ -321,17 +324,19 @@ static __always_inline int esa_admit(struct xdp_md *ctx, __u64 now,
 }
 
 /* Is generation gen of job jid still alive? */
-__esa_global int esa_owner_alive(__u32 jid, __u32 gen, __u64 now)
+__esa_global int esa_owner_alive(struct xdp_md *ctx, __u32 jid,
+				 __u32 gen, __u64 now)
 {
 	struct esa_job *j = esa_job_lookup(jid);
 
-	return j && j->state == ESA_JOB_ACTIVE && j->gen == gen &&
+	/* ctx is the kfunc variant's; a global function must be passed it */
+	return ctx && j && j->state == ESA_JOB_ACTIVE && j->gen == gen &&
 	       !esa_lease_over(j->lease_ms, j->last_active_ns, now);
 }
 
 /* The PS of job jid; 0 when the job is gone. */
-static __always_inline int esa_job_ps(__u32 jid, struct esa_addr *ps,
-				      __u32 *nworkers)
+static __always_inline int esa_job_ps(struct xdp_md *ctx, __u32 jid,
+				      struct esa_addr *ps, __u32 *nworkers)
 {
 	struct esa_job *j = esa_job_lookup(jid);
 
@@ -343,8 +348,8 @@ static __always_inline int esa_job_ps(__u32 jid, struct esa_addr *ps,
 }
 
 /* Generation and switchml region of job jid; 0 when the job is gone. */
-static __always_inline int esa_job_regs(__u32 jid, __u32 *gen, __u32 *base,
-					__u32 *size)
+static __always_inline int esa_job_regs(struct xdp_md *ctx, __u32 jid,
+					__u32 *gen, __u32 *base, __u32 *size)
 {
 	struct esa_job *j = esa_job_lookup(jid);
 
@@ -532,7 +537,7 @@ __esa_global int esa_to_ps(struct xdp_md *ctx, __u32 ps_job, __u32 row)
 
 	if (esa_parse(ctx, &p))
 		return XDP_ABORTED;
-	if (!esa_job_ps(ps_job, &ps, &n))
+	if (!esa_job_ps(ctx, ps_job, &ps, &n))
 		return esa_drop(c, ESA_C_DROP_JOB);
 	p.ip->daddr = ps.ip;
 	p.udp->dest = ps.port;
@@ -577,7 +582,7 @@ __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 gen,
 
 	if (esa_parse(ctx, &p))
 		return XDP_ABORTED;
-	if (!esa_job_ps(jid, &ps, &n))
+	if (!esa_job_ps(ctx, jid, &ps, &n))
 		return esa_drop(esa_ctr(jid), ESA_C_DROP_JOB);
 	if (ps_copy) {
 		rt = bpf_map_lookup_elem(&esa_routes, &jid);
@@ -634,8 +639,10 @@ __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 gen,
 	return bpf_redirect_map(&esa_ports, 0, BPF_F_BROADCAST);
 
 whole_to_ps:
-	/* The PS answers resends of lost results, so it must get every sum:
-	 * when its copy cannot be made, it gets the sum and delivers it. */
+	/*
+	 * The PS answers resends of lost results, so it must get every sum:
+	 * when its copy cannot be made, it gets the sum and delivers it.
+	 */
 	p.h->type = ESA_T_PARTIAL;
 	p.h->reason = ESA_R_DELIVER;
 	return esa_to_ps(ctx, jid, jid);
@@ -663,10 +670,7 @@ whole_to_ps:
 
 /* Eight values at a time; nvals is a multiple of eight. */
 #define ESA_FOR_EACH_VALUE(i)						\
-	for (i = 0; i < ESA_MAX_VALUES; i += 8)			\
-		if (i >= esa_cfg.nvals) {				\
-			break;						\
-		} else
+	for ((i) = 0; (i) < ESA_MAX_VALUES && (i) < esa_cfg.nvals; (i) += 8)
 
 static __always_inline void esa_acc_set(__u64 *acc, const __u32 *v)
 {
@@ -808,7 +812,7 @@ static __always_inline int esa_data(struct xdp_md *ctx, struct ethhdr *eth,
 	pgen = s->gen;
 	pseq = s->seq;
 	alive = s->state == ESA_SLOT_FREE || (pjob == jid && pgen == ji.gen) ||
-		esa_owner_alive(pjob, pgen, now);
+		esa_owner_alive(ctx, pjob, pgen, now);
 	idx = esa_tomb_index(pjob, pseq);
 	otomb = bpf_map_lookup_elem(&esa_tombs, &idx);
 	if (!otomb)
@@ -909,7 +913,7 @@ static __always_inline int esa_data(struct xdp_md *ctx, struct ethhdr *eth,
 	switch (act) {
 	case ESA_A_RECLAIM:
 		esa_count(ev.job, ESA_C_RECLAIMED);
-		/* fallthrough */
+		fallthrough;
 	case ESA_A_CLAIM:
 		CNT(jc, ESA_C_CLAIMED);
 		return XDP_DROP;
@@ -998,7 +1002,8 @@ static __always_inline int esa_ack(struct xdp_md *ctx, struct iphdr *ip,
 	struct esa_slot *s;
 	__s64 sidx;
 
-	if (!esa_job_ps(jid, &ps, &n) || !esa_job_regs(jid, &gen, &base, &size))
+	if (!esa_job_ps(ctx, jid, &ps, &n) ||
+	    !esa_job_regs(ctx, jid, &gen, &base, &size))
 		return esa_drop(jc, ESA_C_DROP_JOB);
 	if (ps.ip != ip->saddr || (ps.port && ps.port != udp->source))
 		return esa_drop(jc, ESA_C_DROP_SPOOF);

@@ -11,10 +11,8 @@
  * millisecond).
  *
  * The registry is per network namespace and the kfuncs find it through the
- * packet's receiving device, so each takes the XDP context.  esa.bpf.c
- * calls esa_owner_alive(), esa_job_ps() and esa_job_regs() without one;
- * each call site has its context in `ctx`, which the macros below pass on.
- * Calling them where no `ctx` is in scope fails to compile.
+ * packet's receiving device, so each takes the XDP context (the map path's
+ * functions take it too, unused, so that both have one signature).
  */
 #ifndef _ESA_KFUNC_BPF_H
 #define _ESA_KFUNC_BPF_H
@@ -64,10 +62,15 @@ __esa_global int esa_admit(struct xdp_md *ctx, __u64 now, struct esa_jinfo *ji)
 }
 
 /* Is generation gen of job jid still alive? */
-#define esa_owner_alive(jid, gen, now)	bpf_esa_owner_alive(ctx, jid, gen, now)
+static __always_inline int esa_owner_alive(struct xdp_md *ctx, __u32 jid,
+					   __u32 gen, __u64 now)
+{
+	return bpf_esa_owner_alive(ctx, jid, gen, now);
+}
 
-static __always_inline int esa_kf_job_ps(struct xdp_md *ctx, __u32 jid,
-					 struct esa_addr *ps, __u32 *nworkers)
+/* The PS of job jid; 0 when the job is gone. */
+static __always_inline int esa_job_ps(struct xdp_md *ctx, __u32 jid,
+				      struct esa_addr *ps, __u32 *nworkers)
 {
 	struct esa_kf_job j = {};
 
@@ -78,9 +81,9 @@ static __always_inline int esa_kf_job_ps(struct xdp_md *ctx, __u32 jid,
 	return 1;
 }
 
-static __always_inline int esa_kf_job_regs(struct xdp_md *ctx, __u32 jid,
-					   __u32 *gen, __u32 *base,
-					   __u32 *size)
+/* Generation and switchml region of job jid; 0 when the job is gone. */
+static __always_inline int esa_job_regs(struct xdp_md *ctx, __u32 jid,
+					__u32 *gen, __u32 *base, __u32 *size)
 {
 	struct esa_kf_job j = {};
 
@@ -91,11 +94,5 @@ static __always_inline int esa_kf_job_regs(struct xdp_md *ctx, __u32 jid,
 	*size = j.region_size;
 	return 1;
 }
-
-/* The PS of job jid; 0 when the job is gone. */
-#define esa_job_ps(jid, ps, nworkers)	esa_kf_job_ps(ctx, jid, ps, nworkers)
-/* Generation and switchml region of job jid; 0 when the job is gone. */
-#define esa_job_regs(jid, gen, base, size) \
-	esa_kf_job_regs(ctx, jid, gen, base, size)
 
 #endif /* _ESA_KFUNC_BPF_H */

@@ -54,11 +54,10 @@ kmod-clean:
 		kmod/modules.order Module.symvers modules.order .*.cmd \
 		.module-common.o
 
-# The data plane reading jobs through esa.ko.  esa_lease_over() is only
-# the map path's, hence -Wno-unused-function.
+# The data plane reading jobs through esa.ko.
 $(OUTPUT)/esa_kfunc.bpf.o: bpf/esa.bpf.c bpf/esa_kfunc.bpf.h $(HDRS) | $(OUTPUT)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -DESA_KFUNC -Wno-unused-function -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DESA_KFUNC -c $< -o $@
 
 $(VM_BIN):
 	$(Q)mkdir -p $@
@@ -76,11 +75,17 @@ $(VM_BIN)/esa_kfunc_bench: selftests/kmod/esa_kfunc_bench.c selftests/esa/testli
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) -Iselftests/esa -Ibpf -static $< $(VM_LIBS) $(LDLIBS) -o $@
 
+# esactl itself, against esa.ko in the guest (run-tests.sh).
+$(VM_BIN)/esactl: user/esactl/esactl.c $(VM_LIBS) $(HDRS) | $(VM_BIN)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) -static $< $(VM_LIBS) $(LDLIBS) -o $@
+
 $(VM_BIN)/qexit: selftests/vm/qexit.c | $(VM_BIN)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) -static $< -o $@
 
-vm-bins: $(VM_TESTS) $(VM_BIN)/esa_kfunc_bench $(VM_BIN)/qexit $(OUTPUT)/esa_kfunc.bpf.o
+vm-bins: $(VM_TESTS) $(VM_BIN)/esa_kfunc_bench $(VM_BIN)/esactl $(VM_BIN)/qexit \
+	$(OUTPUT)/esa_kfunc.bpf.o
 
 kmod-debian:
 	$(Q)selftests/vm/vmtest.sh -b $(VM_SERIES)

@@ -76,6 +76,52 @@ fi
 t "module BTF in /sys/kernel/btf/esa" test -s /sys/kernel/btf/esa
 kselftest esa_nl_test
 kselftest esa_kfunc_test
+
+# esactl as an admin uses it on a box with esa.ko: the program picks the
+# module's registry by itself, jobs go over netlink, events come out.
+if [ -x "$bin/esactl" ]; then
+	pin=/sys/fs/bpf/esactl-vm
+	esactl() { "$bin/esactl" -d $pin "$@"; }
+	ip link add ea0 type veth peer name eb0 && ip link set ea0 up && ip link set eb0 up
+	t "esactl prog load: picks the kfunc variant with esa.ko loaded" \
+		sh -c "'$bin/esactl' -d $pin prog load slots 64 values 32 &&
+		       '$bin/esactl' -d $pin status | grep -q 'through: esa.ko'"
+	t "esactl dev attach ea0" esactl dev attach ea0
+	esactl -j monitor > /tmp/esactl-mon 2>&1 &
+	mon=$!
+	sleep 0.3
+	t "esactl job add: registered in esa.ko over netlink" \
+		sh -c "'$bin/esactl' -d $pin job add 3 ps 10.9.0.2:9000 \
+		       workers 10.9.0.3:5000 10.9.0.4 max-prio 2 lease 300 &&
+		       '$bin/esactl' -d $pin job show 3 | grep -q 'workers 2 max-prio 2 lease 300ms'"
+	t "esactl job add again: one line, the module's reason" \
+		sh -c "! '$bin/esactl' -d $pin job add 3 ps 10.9.0.2:9000 workers 10.9.0.3 2>/tmp/e;
+		       [ \$(wc -l < /tmp/e) = 1 ] && grep -q 'job 3 exists' /tmp/e"
+	t "esactl job add past max_jobs: refused with the program's limit" \
+		sh -c "! '$bin/esactl' -d $pin job add 4000 ps 10.9.0.2:9000 workers 10.9.0.3 2>/tmp/e;
+		       cat /tmp/e; grep -q 'job id 4000 out of range (0..255)' /tmp/e"
+	t "esactl job set 3 max-prio 5" \
+		sh -c "'$bin/esactl' -d $pin job set 3 max-prio 5 &&
+		       '$bin/esactl' -d $pin job show 3 | grep -q 'max-prio 5'"
+	sleep 1.5	# the lease of job 3 runs out
+	t "esactl job delete 3" esactl job delete 3
+	t "esactl stats show: the module's counters" \
+		sh -c "'$bin/esactl' -d $pin stats show | grep -q 'esa.ko: adds 1 deletes 1 expiries 1'"
+	sleep 0.3
+	kill $mon 2>/dev/null
+	t "esactl monitor: added, expired, deleted" \
+		sh -c "cat /tmp/esactl-mon; grep -q '\"event\":\"added\"' /tmp/esactl-mon &&
+		       grep -q '\"event\":\"expired\"' /tmp/esactl-mon &&
+		       grep -q '\"event\":\"deleted\"' /tmp/esactl-mon"
+	t "rmmod refused while the kfunc program is loaded" sh -c "! rmmod esa"
+	t "esactl prog unload" esactl prog unload
+	t "no program: esactl job add goes to esa.ko, refused with its extack" \
+		sh -c "! '$bin/esactl' -d $pin job add 4000 ps 10.9.0.2:9000 workers 10.9.0.3 2>/tmp/e;
+		       cat /tmp/e; [ \$(wc -l < /tmp/e) = 1 ] && grep -q 'esactl: add job 4000: ' /tmp/e"
+	ip link del ea0
+	unset -f esactl
+fi
+
 kselftest esa_unload_test
 t "esa_kfunc_bench: both variants aggregate a stream (timings informative)" \
 	"$bin/esa_kfunc_bench" ${ESA_BENCH_PACKETS:-20000}

@@ -164,7 +164,7 @@ mkinitramfs() {
 	add_module "$m"
 	mkdir -p "$r/esa/nobtf"
 	cp "$d/esa.ko" build/esa_kfunc.bpf.o "$out"/bin/esa_*_test \
-		"$out/bin/esa_kfunc_bench" "$r/esa/"
+		"$out/bin/esa_kfunc_bench" "$out/bin/esactl" "$r/esa/"
 	cp "$d/nobtf/esa.ko" "$r/esa/nobtf/"
 	cp "$out/bin/qexit" "$r/bin/"
 	cp selftests/vm/init.sh "$r/init"

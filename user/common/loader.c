@@ -54,7 +54,7 @@ void esa_opts_default(struct esa_opts *o)
 	o->port = ESA_DEFAULT_PORT;
 	o->nvals = ESA_DEFAULT_VALUES;
 	o->slots = 4096;
-	o->max_jobs = 256;
+	o->max_jobs = 0;	/* 256, or esa.ko's max_jobs in mode kfunc */
 	o->stale_ms = 100;
 	o->policy = ESA_POLICY_ESA;
 	o->kfunc = -1;
@@ -70,8 +70,8 @@ int esa_opts_check(const struct esa_opts *o, char *err, size_t len)
 			   ESA_VALUES_ALIGN, ESA_VALUES_ALIGN, ESA_MAX_VALUES);
 	if (o->slots < 1 || o->slots > (1u << 22))
 		return ERR("slots must be between 1 and %u", 1u << 22);
-	if (o->max_jobs < 1 || o->max_jobs > 65536)
-		return ERR("jobs must be between 1 and 65536");
+	if (o->max_jobs > 65536)
+		return ERR("jobs must be at most 65536");
 	if (o->policy >= __ESA_POLICY_MAX)
 		return ERR("unknown policy %u", o->policy);
 	return 0;
@@ -177,11 +177,26 @@ static void esa_clear(struct esa *e)
 	e->egress_fd = e->egress_test_fd = -1;
 }
 
+/* The job ids esa.ko serves (its parameter max_jobs); 0 if unknown. */
+static __u32 esa_module_max_jobs(void)
+{
+	FILE *f = fopen("/sys/module/esa/parameters/max_jobs", "r");
+	unsigned int v = 0;
+
+	if (f) {
+		if (fscanf(f, "%u", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
 int esa_load(struct esa *e, const struct esa_opts *o, char *err, size_t len)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "esa");
 	struct esa_cfg cfg = {};
 	const char *path = o->object;
+	__u32 max_jobs;
 	struct bpf_object *obj;
 	struct bpf_map *acc;
 	int kfunc = o->kfunc;
@@ -195,6 +210,18 @@ int esa_load(struct esa *e, const struct esa_opts *o, char *err, size_t len)
 		kfunc = esa_kfunc_available();
 	if (kfunc && !esa_kfunc_available())
 		return ERR("mode kfunc needs esa.ko loaded");
+	max_jobs = o->max_jobs ? o->max_jobs : 256;
+	if (kfunc) {
+		/* Job ids are the module's: the program must serve the same. */
+		__u32 m = esa_module_max_jobs();
+
+		if (!m)
+			return ERR("cannot read esa.ko's max_jobs");
+		if (o->max_jobs && o->max_jobs != m)
+			return ERR("esa.ko serves %u job ids: load with jobs %u, or load esa.ko with max_jobs=%u",
+				   m, m, o->max_jobs);
+		max_jobs = m;
+	}
 	/* Both variants are built in; ESA_KFUNC_OBJECT or o->object override. */
 	if (kfunc && !path)
 		path = getenv("ESA_KFUNC_OBJECT");
@@ -214,21 +241,22 @@ int esa_load(struct esa *e, const struct esa_opts *o, char *err, size_t len)
 	cfg.port = htons(o->port);
 	cfg.nvals = o->nvals;
 	cfg.slots = o->slots;
-	cfg.max_jobs = o->max_jobs;
+	cfg.max_jobs = max_jobs;
 	cfg.stale_ms = o->stale_ms;
 	cfg.addr = o->addr;
 	cfg.policy = o->policy;
 	cfg.kfunc = !!kfunc;
 	rc = esa_set_cfg(obj, &cfg, err, len);
 	if (!rc)
-		rc = esa_resize(obj, "esa_jobs", o->max_jobs) ||
+		/* With esa.ko the jobs are the module's: esa_jobs stays empty. */
+		rc = esa_resize(obj, "esa_jobs", kfunc ? 1 : max_jobs) ||
 		     esa_resize(obj, "esa_slots", o->slots) ||
 		     esa_resize(obj, "esa_acc", o->slots) ||
-		     esa_resize(obj, "esa_counters", o->max_jobs + 1) ||
-		     esa_resize(obj, "esa_learn", o->max_jobs * ESA_MAX_WORKERS) ||
-		     esa_resize(obj, "esa_dests", o->max_jobs * ESA_MAX_WORKERS) ||
-		     esa_resize(obj, "esa_routes", o->max_jobs) ||
-		     esa_resize(obj, "esa_tombs", o->max_jobs * ESA_TOMB_RING);
+		     esa_resize(obj, "esa_counters", max_jobs + 1) ||
+		     esa_resize(obj, "esa_learn", max_jobs * ESA_MAX_WORKERS) ||
+		     esa_resize(obj, "esa_dests", max_jobs * ESA_MAX_WORKERS) ||
+		     esa_resize(obj, "esa_routes", max_jobs) ||
+		     esa_resize(obj, "esa_tombs", max_jobs * ESA_TOMB_RING);
 	acc = bpf_object__find_map_by_name(obj, "esa_acc");
 	if (!rc && (!acc || bpf_map__set_value_size(acc, o->nvals * sizeof(__u64))))
 		rc = ERR("cannot size the accumulator map");

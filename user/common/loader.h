@@ -16,7 +16,7 @@ struct esa_opts {
 	__u16	port;		/* UDP port, host order */
 	__u16	nvals;		/* values per packet */
 	__u32	slots;		/* aggregator slots */
-	__u32	max_jobs;
+	__u32	max_jobs;	/* 0: 256, or esa.ko's in mode kfunc */
 	__u32	stale_ms;
 	__be32	addr;		/* switch address or 0 */
 	__u8	policy;		/* enum esa_policy */

@@ -78,10 +78,10 @@ enum esa_type {
 	ESA_T_PARTIAL,		/* switch -> PS: a partial sum with its bitmap */
 	ESA_T_COLLISION,	/* switch -> PS: a worker chunk not aggregated */
 	ESA_T_ACK,		/* PS -> switch (policy atp): sum is final */
-	ESA_T_FETCH,		/* PS -> workers: send me your result of
-				 * this chunk (the switch's copy to the PS
-				 * was lost); a worker that has it answers
-				 * with a RESULT to the PS */
+	ESA_T_FETCH,		/* PS -> workers: your result of this chunk,
+				 * please (the PS's copy was lost): answered
+				 * with a RESULT to the PS
+				 */
 	__ESA_T_MAX,
 };
 
@@ -99,7 +99,8 @@ enum esa_reason {
 	ESA_R_AGED,		/* PARTIAL: idle longer than the ageing limit */
 	ESA_R_DELIVER,		/* PARTIAL: complete, but the switch could
 				 * not also hand the PS its copy: PS,
-				 * deliver the sum to the workers */
+				 * deliver the sum to the workers
+				 */
 	ESA_R_NOSLOT,		/* COLLISION: job has no switch memory */
 	ESA_R_HOLD,		/* RESULT to PS (atp): acknowledge me */
 	__ESA_R_MAX,
@@ -230,7 +231,8 @@ struct esa_slot {
 	__u8	prio;
 	__u8	nranks;		/* popcount(bitmap) */
 	__u8	last;		/* last decision taken here (enum esa_action
-				 * in esa_policy.h), for debugging */
+				 * in esa_policy.h), for debugging
+				 */
 	__u16	job;
 	__u16	resv2;
 	__u32	gen;
