@@ -140,10 +140,11 @@ struct psent {
 	uint32_t seq;
 	uint8_t	used;
 	uint8_t	done;
-	uint16_t nsum;		/* ranks merged, with multiplicity: what
-				 * the values would show if a rank were
-				 * counted twice */
-	uint64_t bm;
+	uint16_t nsum;		/* ranks in the sum it completes with, with
+				 * multiplicity: what the values would show
+				 * if a rank were counted twice */
+	uint64_t multi;		/* ranks of the multi-rank partials kept */
+	uint64_t single;	/* ranks the PS has on their own */
 };
 
 enum { JS_WAIT = 0, JS_RUN, JS_DONE };
@@ -800,7 +801,8 @@ static struct psent *ps_ent(struct sim *s, struct job *j, uint32_t seq)
 	e->seq = seq;
 	e->done = 0;
 	e->nsum = 0;
-	e->bm = 0;
+	e->multi = 0;
+	e->single = 0;
 	return e;
 }
 
@@ -842,10 +844,9 @@ static void ps_proc(struct sim *s, struct pkt *p)
 	case ESA_T_RESULT:
 		/* The switch's copy of a sum (esa), or a sum to hold (atp). */
 		if (e && !e->done) {
-			if (e->bm)
+			if (e->multi | e->single)
 				s->R->ps_overtaken++;
 			e->done = 1;
-			e->bm = j->full;
 		} else if (e && e->done) {
 			/* The PS completed it from resends meanwhile. */
 		}
@@ -871,24 +872,30 @@ static void ps_proc(struct sim *s, struct pkt *p)
 			}
 			return;
 		}
-		if ((p->bitmap & e->bm) == p->bitmap) {
-			s->R->ps_dup++;
-			return;
-		}
-		if (p->bitmap & e->bm) {
-			/*
-			 * Overlapping sums cannot be merged by bitmap: drop
-			 * it; the missing ranks come again as resends, which
-			 * carry one rank each.
-			 */
-			s->R->ps_overlap++;
-			return;
+		/*
+		 * docs/protocol.md's merge rule: multi-rank partials are kept
+		 * while they are disjoint; single ranks fill in what they do
+		 * not cover.  No rank is counted twice.
+		 */
+		if (p->bitmap & (p->bitmap - 1)) {
+			if (p->bitmap & e->multi) {
+				s->R->ps_overlap++;
+				return;
+			}
+			e->multi |= p->bitmap;
+		} else {
+			if (e->single & p->bitmap) {
+				s->R->ps_dup++;
+				return;
+			}
+			e->single |= p->bitmap;
 		}
 		s->R->ps_merged++;
-		e->bm |= p->bitmap;
-		e->nsum += __builtin_popcountll(p->bitmap);
-		if (e->bm == j->full)
+		if ((e->multi | e->single) == j->full) {
+			e->nsum = __builtin_popcountll(e->multi) +
+				  __builtin_popcountll(e->single & ~e->multi);
 			ps_complete(s, j, e);
+		}
 		return;
 	default:
 		return;
