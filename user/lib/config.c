@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* libesa: settings, from code or from a file of "key = value" lines. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "esa_int.h"
+
+static int cfail(esa_config *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int cfail(esa_config *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof(c->err), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+esa_config *esa_config_new(void)
+{
+	esa_config *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->job = -1;
+	c->rank = -1;
+	c->workers = 0;
+	c->values = ESA_DEFAULT_VALUES;
+	c->window = 128;
+	c->timeout_ms = 40;
+	c->timeout_max_ms = 640;
+	c->give_up_ms = 60000;
+	c->policy = ESA_PRIO_STATIC;
+	c->prio = 0;
+	c->prio_max = -1;
+	c->quantum = 256;
+	c->float_block = 8;
+	c->float_headroom = -1;
+	c->rcvbuf = 4 << 20;
+	return c;
+}
+
+void esa_config_free(esa_config *c)
+{
+	free(c);
+}
+
+const char *esa_config_error(const esa_config *c)
+{
+	return c ? c->err : "no config";
+}
+
+static int parse_long(const char *s, long long lo, long long hi, long long *out)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 0);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* "IP" or "IP:PORT" into sin; port required when need_port. */
+static int parse_sin(const char *s, struct sockaddr_in *sin, int need_port,
+		     uint16_t def_port)
+{
+	char buf[64], *colon;
+	long long port = def_port;
+
+	if (!s || strlen(s) >= sizeof(buf))
+		return -1;
+	strcpy(buf, s);
+	colon = strchr(buf, ':');
+	if (colon) {
+		*colon = 0;
+		if (parse_long(colon + 1, 1, 65535, &port))
+			return -1;
+	} else if (need_port) {
+		return -1;
+	}
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	if (inet_pton(AF_INET, buf, &sin->sin_addr) != 1)
+		return -1;
+	sin->sin_port = htons(port);
+	return 0;
+}
+
+static const char *const policy_names[] = {
+	[ESA_PRIO_STATIC] = "static",
+	[ESA_PRIO_LAS] = "las",
+	[ESA_PRIO_SRSF] = "srsf",
+};
+
+struct ikey {
+	const char *name;
+	size_t off;
+	long long lo, hi;
+};
+
+#define IK(n, f, l, h) { n, offsetof(struct esa_config, f), l, h }
+static const struct ikey ikeys[] = {
+	IK("job", job, 0, 65535),
+	IK("rank", rank, 0, ESA_MAX_WORKERS - 1),
+	IK("workers", workers, 1, ESA_MAX_WORKERS),
+	IK("values", values, ESA_VALUES_ALIGN, ESA_MAX_VALUES),
+	IK("window", window, 1, 4096),
+	IK("timeout_ms", timeout_ms, 1, 60000),
+	IK("timeout_max_ms", timeout_max_ms, 1, 600000),
+	IK("give_up_ms", give_up_ms, 0, 86400000),
+	IK("prio", prio, 0, 255),
+	IK("prio_max", prio_max, 0, 255),
+	IK("quantum", quantum, 1, 1 << 30),
+	IK("float_block", float_block, 1, 1 << 20),
+	IK("float_headroom", float_headroom, 0, 30),
+	IK("rcvbuf", rcvbuf, 65536, 1 << 30),
+};
+
+int esa_config_set(esa_config *c, const char *key, const char *value)
+{
+	long long v;
+
+	if (!c)
+		return -EINVAL;
+	c->err[0] = 0;
+	if (!key || !value)
+		return cfail(c, "missing key or value");
+	if (!strcmp(key, "switch")) {
+		if (parse_sin(value, &c->sw, 0, ESA_DEFAULT_PORT))
+			return cfail(c, "switch \"%s\" is not IP[:PORT]", value);
+		c->have_sw = true;
+		return 0;
+	}
+	if (!strcmp(key, "local")) {
+		if (parse_sin(value, &c->local, 1, 0))
+			return cfail(c, "local \"%s\" is not IP:PORT", value);
+		c->have_local = true;
+		return 0;
+	}
+	if (!strcmp(key, "ps")) {
+		if (parse_sin(value, &c->ps, 1, 0))
+			return cfail(c, "ps \"%s\" is not IP:PORT", value);
+		c->have_ps = true;
+		return 0;
+	}
+	if (!strcmp(key, "netns")) {
+		if (strlen(value) >= sizeof(c->netns))
+			return cfail(c, "netns path too long");
+		strcpy(c->netns, value);
+		return 0;
+	}
+	if (!strcmp(key, "priority")) {
+		for (int i = 0; i < 3; i++) {
+			if (!strcmp(value, policy_names[i])) {
+				c->policy = i;
+				return 0;
+			}
+		}
+		return cfail(c, "priority \"%s\": not static, las or srsf", value);
+	}
+	if (!strcmp(key, "float_headroom") && !strcmp(value, "auto")) {
+		c->float_headroom = -1;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(ikeys) / sizeof(ikeys[0]); i++) {
+		if (strcmp(key, ikeys[i].name))
+			continue;
+		if (parse_long(value, ikeys[i].lo, ikeys[i].hi, &v))
+			return cfail(c, "%s \"%s\": not a number in %lld..%lld", key, value,
+				     ikeys[i].lo, ikeys[i].hi);
+		*(int *)((char *)c + ikeys[i].off) = (int)v;
+		return 0;
+	}
+	return cfail(c, "unknown key \"%s\"", key);
+}
+
+int esa_config_set_int(esa_config *c, const char *key, long long value)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%lld", value);
+	return esa_config_set(c, key, buf);
+}
+
+static void fmt_sin(const struct sockaddr_in *s, bool have, char *buf, size_t len)
+{
+	char ip[INET_ADDRSTRLEN];
+
+	if (!have) {
+		snprintf(buf, len, "%s", "");
+		return;
+	}
+	inet_ntop(AF_INET, &s->sin_addr, ip, sizeof(ip));
+	snprintf(buf, len, "%s:%u", ip, ntohs(s->sin_port));
+}
+
+int esa_config_get(const esa_config *c, const char *key, char *buf, size_t len)
+{
+	if (!c || !key || !buf || !len)
+		return -EINVAL;
+	if (!strcmp(key, "switch"))
+		fmt_sin(&c->sw, c->have_sw, buf, len);
+	else if (!strcmp(key, "local"))
+		fmt_sin(&c->local, c->have_local, buf, len);
+	else if (!strcmp(key, "ps"))
+		fmt_sin(&c->ps, c->have_ps, buf, len);
+	else if (!strcmp(key, "netns"))
+		snprintf(buf, len, "%s", c->netns);
+	else if (!strcmp(key, "priority"))
+		snprintf(buf, len, "%s", policy_names[c->policy]);
+	else if (!strcmp(key, "float_headroom") && c->float_headroom < 0)
+		snprintf(buf, len, "auto");
+	else if (!strcmp(key, "prio_max") && c->prio_max < 0)
+		snprintf(buf, len, "%d", c->prio);
+	else {
+		for (size_t i = 0; i < sizeof(ikeys) / sizeof(ikeys[0]); i++) {
+			if (!strcmp(key, ikeys[i].name)) {
+				snprintf(buf, len, "%d", *(const int *)((const char *)c +
+									ikeys[i].off));
+				return 0;
+			}
+		}
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int esa_config_load(esa_config *c, const char *path)
+{
+	char line[512];
+	int lineno = 0, rc = 0;
+	FILE *f;
+
+	if (!c || !path)
+		return -EINVAL;
+	f = fopen(path, "r");
+	if (!f) {
+		rc = -errno;
+		snprintf(c->err, sizeof(c->err), "%s: %s", path, strerror(errno));
+		return rc;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line, *key, *val, *eq, *end;
+
+		lineno++;
+		if (strchr(p, '#'))
+			*strchr(p, '#') = 0;
+		while (isspace((unsigned char)*p))
+			p++;
+		if (!*p)
+			continue;
+		eq = strchr(p, '=');
+		if (!eq) {
+			snprintf(c->err, sizeof(c->err), "%s:%d: not \"key = value\"", path,
+				 lineno);
+			rc = -EINVAL;
+			break;
+		}
+		*eq = 0;
+		key = p;
+		val = eq + 1;
+		for (end = eq; end > key && isspace((unsigned char)end[-1]); end--)
+			end[-1] = 0;
+		while (isspace((unsigned char)*val))
+			val++;
+		for (end = val + strlen(val); end > val && isspace((unsigned char)end[-1]); end--)
+			end[-1] = 0;
+		rc = esa_config_set(c, key, val);
+		if (rc) {
+			char why[sizeof(c->err)];
+
+			snprintf(why, sizeof(why), "%s", c->err);
+			snprintf(c->err, sizeof(c->err), "%.60s:%d: %.180s", path, lineno, why);
+			break;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+int esa_config_check(const struct esa_config *c, char *err, size_t len)
+{
+	int pmax = c->prio_max < 0 ? c->prio : c->prio_max;
+
+	if (!c->have_sw)
+		return snprintf(err, len, "no switch address (switch = IP[:PORT])"), -EINVAL;
+	if (!c->have_local)
+		return snprintf(err, len, "no local address (local = IP:PORT)"), -EINVAL;
+	if (c->job < 0)
+		return snprintf(err, len, "no job id (job = N)"), -EINVAL;
+	if (c->workers < 1)
+		return snprintf(err, len, "no number of workers (workers = N)"), -EINVAL;
+	if (c->rank < 0 || c->rank >= c->workers)
+		return snprintf(err, len, "rank %d not in 0..%d", c->rank, c->workers - 1),
+		       -EINVAL;
+	if (c->values % ESA_VALUES_ALIGN)
+		return snprintf(err, len, "values %d is not a multiple of %d", c->values,
+				ESA_VALUES_ALIGN), -EINVAL;
+	if (c->prio > pmax)
+		return snprintf(err, len, "prio %d above prio_max %d", c->prio, pmax), -EINVAL;
+	if (c->timeout_max_ms < c->timeout_ms)
+		return snprintf(err, len, "timeout_max_ms below timeout_ms"), -EINVAL;
+	return 0;
+}

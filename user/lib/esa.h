@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * libesa: the worker side of ESA in-network aggregation.
+ *
+ * A training program creates one worker context per (job, rank) it drives,
+ * then calls allreduce on int32 or float32 buffers; the library splits them
+ * into chunks of the deployment's vector length, streams them to the switch
+ * with a window of chunks in flight, resends what is late, and hands each
+ * chunk's sum to the caller exactly once.  See docs/library.md.
+ *
+ * The API is plain C: opaque handles, int return codes (0 or a negative
+ * errno), fixed-width types.  It needs no macro to be called, so it can be
+ * used from Python through ctypes.  Nothing is process-wide: any number of
+ * contexts (of one job or of several) may live in one process.  One context
+ * must be driven by one thread at a time; different contexts are independent.
+ */
+#ifndef LIBESA_H
+#define LIBESA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct esa_config esa_config;	/* settings, before a worker opens */
+typedef struct esa_worker esa_worker;	/* one rank of one job */
+typedef struct esa_request esa_request;	/* an allreduce in progress */
+
+/* Element types (plain ints for callers without this header's enums). */
+enum esa_dtype {
+	ESA_INT32 = 0,
+	ESA_FLOAT32 = 1,
+};
+
+/* Version of this API: major * 10000 + minor * 100 + patch. */
+int esa_version(void);
+
+/* ------------------------------------------------------------------ */
+/* Configuration                                                       */
+/* ------------------------------------------------------------------ */
+/*
+ * Every setting is a key and a string value, from code (esa_config_set) or
+ * from a file of "key = value" lines ('#' starts a comment).  The keys:
+ *
+ *   switch          IP[:PORT]  the switch's service address (port 7680)
+ *   job             0..65535   the job id the switch registered
+ *   rank            0..63      this worker's rank
+ *   workers         1..64      ranks in the job
+ *   local           IP:PORT    address to send from and receive on: the
+ *                              rank's registered address
+ *   values          8..256     values per packet: the switch's `values`
+ *   window          1..4096    chunks in flight (default 128)
+ *   timeout_ms      first resend timeout (default 40; keep it under the
+ *                   switch's ageing limit `stale`)
+ *   timeout_max_ms  resend backoff cap (default 640)
+ *   give_up_ms      no result this long: fail with -ETIMEDOUT (default
+ *                   60000; 0 never)
+ *   priority        static | las | srsf  (default static)
+ *   prio            the static priority (default 0)
+ *   prio_max        highest priority to stamp: the job's registered
+ *                   max-prio (default: prio)
+ *   quantum         chunks per priority step of las and srsf (default 256)
+ *   float_block     data chunks per float scale block (default 8)
+ *   float_headroom  bits kept free for the sum; auto = ceil(log2 workers),
+ *                   which cannot overflow (default auto)
+ *   ps              IP:PORT  optional: accept results only from the switch
+ *                   and this PS address
+ *   netns           path of a network namespace (/run/netns/NAME) to open
+ *                   the socket in; default: the caller's
+ *   rcvbuf          socket receive buffer in bytes (default 4194304)
+ */
+esa_config *esa_config_new(void);
+void esa_config_free(esa_config *c);
+/* 0, -EINVAL (unknown key or bad value: see esa_config_error). */
+int esa_config_set(esa_config *c, const char *key, const char *value);
+/* Integer settings without formatting a string. */
+int esa_config_set_int(esa_config *c, const char *key, long long value);
+/* Read "key = value" lines; 0 or -errno (-EINVAL: see esa_config_error). */
+int esa_config_load(esa_config *c, const char *path);
+/* The current value of a key as text; 0 or -EINVAL. */
+int esa_config_get(const esa_config *c, const char *key, char *buf, size_t len);
+/* The reason of the last failure of a config call, "" if none. */
+const char *esa_config_error(const esa_config *c);
+
+/* ------------------------------------------------------------------ */
+/* Workers                                                             */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Open a worker: checks the configuration and opens its socket (in the
+ * configured network namespace).  NULL on failure, with the reason in err
+ * (if not NULL) and errno set.
+ */
+esa_worker *esa_worker_open(const esa_config *c, char *err, size_t errlen);
+/* Close the socket and free everything, requests included. */
+void esa_worker_close(esa_worker *w);
+/* The reason of the worker's last error, "" if none. */
+const char *esa_worker_error(const esa_worker *w);
+
+/* ------------------------------------------------------------------ */
+/* Allreduce                                                           */
+/* ------------------------------------------------------------------ */
+/*
+ * out[i] = sum over all ranks of their in[i], for i < n.  in and out may be
+ * the same buffer; they must stay valid and untouched by the caller until
+ * the call (or the request) completes.  Every rank of the job must call the
+ * same sequence of allreduces with the same n and dtype.
+ *
+ * Returns 0, or:
+ *   -EOVERFLOW  int32: some element's sum does not fit int32 (it is
+ *               clamped to INT32_MIN/INT32_MAX, every other element exact);
+ *               float32: a chunk overflowed even at the safe scale (a peer
+ *               does not follow the protocol); that chunk is NaN
+ *   -ERANGE     float32: some rank had a NaN or infinity in a block; that
+ *               block's elements are NaN on every rank
+ *   -ETIMEDOUT  nothing came back for give_up_ms
+ *   -EPIPE      the worker failed before (timeout or socket error): its
+ *               job's ranks are out of step; open a new worker
+ *   -EINVAL     bad arguments
+ * -EOVERFLOW and -ERANGE leave the worker usable: every rank sees them.
+ */
+int esa_allreduce(esa_worker *w, int dtype, const void *in, void *out, size_t n);
+int esa_allreduce_i32(esa_worker *w, const int32_t *in, int32_t *out, size_t n);
+int esa_allreduce_f32(esa_worker *w, const float *in, float *out, size_t n);
+
+/*
+ * Asynchronous form: start, then esa_test (non-blocking) or esa_wait.
+ * Several requests of one worker may be outstanding: they stream in the
+ * order they were started, through one window.  A request is freed by
+ * esa_request_free (after it completed, or to abandon it: abandoning makes
+ * the worker fail with -EPIPE from then on, since its peers would wait).
+ * NULL on failure (errno set, reason in esa_worker_error).
+ */
+esa_request *esa_allreduce_start(esa_worker *w, int dtype, const void *in,
+				 void *out, size_t n);
+/* Drive the worker without blocking: 1 done (*status if not NULL gets the
+ * result code), 0 not yet, or a negative errno of the progress itself. */
+int esa_test(esa_request *r, int *status);
+/* Block until done (or timeout_ms passes; -1: forever); returns the
+ * request's result code, or -EAGAIN on timeout. */
+int esa_wait(esa_request *r, int timeout_ms);
+void esa_request_free(esa_request *r);
+/* Drive every request of the worker for at most timeout_ms (0: poll);
+ * returns the number of requests still running, or a negative errno. */
+int esa_progress(esa_worker *w, int timeout_ms);
+/* Fraction of the request's chunks done, 0..1. */
+double esa_request_progress(const esa_request *r);
+/*
+ * Serve the PS while not reducing: a worker keeps the results of its recent
+ * chunks and answers the PS's FETCH for one a peer lacks (docs/protocol.md).
+ * Those requests are answered whenever the worker is driven; a worker that
+ * finished before its peers should call this until they are done too (or
+ * for a while before closing).  Returns after timeout_ms, or after quiet_ms
+ * without any packet (0: no such limit), with the number of FETCHes
+ * answered, or a negative errno.
+ */
+int esa_serve(esa_worker *w, int timeout_ms, int quiet_ms);
+
+/* ------------------------------------------------------------------ */
+/* Statistics                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Counters of a worker, since it opened.  The layout is fixed (ctypes). */
+struct esa_stats {
+	uint64_t ops;		/* allreduces completed */
+	uint64_t elems;		/* elements reduced */
+	uint64_t chunks;	/* chunks completed (data, scale, redo) */
+	uint64_t tx_packets;	/* DATA packets sent, resends included */
+	uint64_t tx_resends;	/* ... of which resends after a timeout */
+	uint64_t rx_packets;	/* packets received */
+	uint64_t rx_results;	/* results used (exactly one per chunk) */
+	uint64_t rx_from_ps;	/* ... of which sent by the PS, not the switch */
+	uint64_t rx_duplicates;	/* results of chunks already done */
+	uint64_t rx_stale;	/* results of no chunk in flight */
+	uint64_t rx_invalid;	/* packets that are not a result of this job */
+	uint64_t overflows;	/* results flagged ESA_F_OVERFLOW */
+	uint64_t redos;		/* chunks redone exactly after an overflow */
+	uint64_t scale_chunks;	/* float scale negotiation chunks */
+	uint64_t fetch_rx;	/* FETCH requests from the PS */
+	uint64_t fetch_answered; /* ... answered with a kept result */
+	uint64_t send_again;	/* sendmmsg would block: retried */
+	uint64_t rtt_us_sum;	/* first-send-to-result time of chunks sent */
+	uint64_t rtt_samples;	/*   once, for the mean round trip */
+};
+
+/* 0, or -EINVAL.  size: sizeof(struct esa_stats) as the caller knows it. */
+int esa_worker_stats(const esa_worker *w, struct esa_stats *s, size_t size);
+/* One counter by its field name above; -1 if unknown. */
+int64_t esa_worker_stat(const esa_worker *w, const char *name);
+
+/* ------------------------------------------------------------------ */
+/* Float32 quantization (see docs/library.md)                          */
+/* ------------------------------------------------------------------ */
+/*
+ * The documented bound of |out[i] - exact sum| for an element whose scale
+ * block has largest magnitude block_absmax over all ranks, when the exact
+ * sum is exact_sum: nworkers * 2^(E + h - 31) + 2^-24 * |exact_sum|, where
+ * 2^E is the smallest power of two above block_absmax (E >= -125) and h the
+ * headroom (-1: auto).
+ */
+double esa_f32_error_bound(double block_absmax, double exact_sum, int nworkers,
+			   int headroom);
+
+/* A message for a (negative or positive) errno returned by this library. */
+const char *esa_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBESA_H */
