@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: GPL-2.0
+# The hosts: the worker library libesa (user/lib, docs/library.md), the
+# parameter server esa-ps (user/ps, docs/ps.md), the job driver esa-jobs that
+# the demo and the tests run, their tests (selftests/hosts) and the demo.
+#
+#   make demo        the demo: scripts/demo.sh (root; installs what it needs)
+#   make bench-lib   libesa's send, receive and conversion paths against raw
+#                    sendmmsg/recvmmsg and memcpy floors, on loopback
+# Options of the demo: DEMO_ARGS="--jobs 3 --pool 192 ..." (scripts/demo.sh -h).
+
+LIB_DIR		:= user/lib
+PS_DIR		:= user/ps
+HOSTS_TEST_DIR	:= selftests/hosts
+LIB_OUT		:= $(OUTPUT)/lib
+LIB_SRCS	:= $(LIB_DIR)/config.c $(LIB_DIR)/worker.c $(LIB_DIR)/quant.c
+LIB_OBJS	:= $(patsubst $(LIB_DIR)/%.c,$(LIB_OUT)/%.o,$(LIB_SRCS))
+LIB_HDRS	:= $(LIB_DIR)/esa.h $(LIB_DIR)/esa_int.h include/uapi/linux/esa.h
+LIBESA_A	:= $(OUTPUT)/libesa.a
+LIBESA_SO	:= $(OUTPUT)/libesa.so
+# -fno-math-errno lets lrintf() become one vector instruction.
+LIB_CFLAGS	:= -fPIC -fno-math-errno -I$(LIB_DIR)
+PS_HDRS		:= $(PS_DIR)/ps.h include/uapi/linux/esa.h
+PS_OBJ		:= $(LIB_OUT)/ps_core.o
+ESA_PS		:= $(OUTPUT)/esa-ps
+ESA_JOBS	:= $(OUTPUT)/esa-jobs
+HOSTS_TESTS	:= $(OUTPUT)/selftests/hosts/lib_test $(OUTPUT)/selftests/hosts/ps_test
+HOSTS_BENCH	:= $(OUTPUT)/selftests/hosts/lib_bench
+IMPAIR_OBJ	:= $(OUTPUT)/impair.bpf.o
+
+ALL_EXTRA	+= $(LIBESA_A) $(LIBESA_SO) $(ESA_PS) $(OUTPUT)/selftests/hosts/lib_test
+CLEAN_EXTRA	+= hosts-clean
+
+.PHONY: demo bench-lib hosts-clean
+
+$(LIB_OUT) $(OUTPUT)/selftests/hosts:
+	$(Q)mkdir -p $@
+
+$(LIB_OUT)/%.o: $(LIB_DIR)/%.c $(LIB_HDRS) | $(LIB_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
+
+$(LIBESA_A): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+# Only the API of esa.h is exported (libesa.map).
+$(LIBESA_SO): $(LIB_OBJS) $(LIB_DIR)/libesa.map
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared -Wl,-soname,libesa.so -Wl,--version-script=$(LIB_DIR)/libesa.map \
+		$(LIB_OBJS) -lm -o $@
+
+$(PS_OBJ): $(PS_DIR)/ps_core.c $(PS_HDRS) | $(LIB_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -c $< -o $@
+
+$(ESA_PS): $(PS_DIR)/esa_ps.c $(PS_OBJ) $(PS_HDRS) | $(OUTPUT)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) $< $(PS_OBJ) -o $@
+
+$(ESA_JOBS): $(LIB_DIR)/esa_jobs.c $(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) $< $(LIBESA_A) -lpthread -lm -o $@
+
+$(OUTPUT)/selftests/hosts/lib_test: $(HOSTS_TEST_DIR)/lib_test.c $(HOSTS_TEST_DIR)/simswitch.h \
+		$(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)/selftests/hosts
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) -I$(HOSTS_TEST_DIR) $< $(LIBESA_A) -lpthread -lm -o $@
+
+$(OUTPUT)/selftests/hosts/ps_test: $(HOSTS_TEST_DIR)/ps_test.c $(PS_OBJ) $(PS_HDRS) \
+		| $(OUTPUT)/selftests/hosts
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) $< $(PS_OBJ) -o $@
+
+$(HOSTS_BENCH): $(HOSTS_TEST_DIR)/lib_bench.c $(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)/selftests/hosts
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) $< $(LIBESA_A) -lpthread -lm -o $@
+
+# Loss, duplication and reordering for the reliability tests: tc BPF, since
+# the host kernel may lack sch_netem (selftests/hosts/README in impair.bpf.c).
+$(IMPAIR_OBJ): $(HOSTS_TEST_DIR)/impair.bpf.c | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+bench-lib: $(HOSTS_BENCH)
+	$(Q)$(HOSTS_BENCH)
+
+# The Makefile has a fallback demo for as long as scripts/demo.sh is absent.
+ifneq ($(wildcard scripts/demo.sh),)
+demo:
+	$(Q)scripts/deps.sh build test
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/demo.sh $(DEMO_ARGS)
+endif
+
+hosts-clean:
+	$(Q)rm -rf $(LIB_OUT) $(LIBESA_A) $(LIBESA_SO) $(ESA_PS) $(ESA_JOBS) \
+		$(OUTPUT)/selftests/hosts $(IMPAIR_OBJ)

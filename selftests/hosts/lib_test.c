@@ -1,0 +1,753 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libesa unit tests, on loopback against simswitch.h (no root, no XDP):
+ * configuration, the quantization bound, exact int32 sums through loss,
+ * duplication, reordering and garbage, exactly-once delivery, overflow redo
+ * (spurious flags, true int32 overflow, float headroom), NaN handling,
+ * asynchronous requests, several jobs and workers in one process, FETCH
+ * answers, giving up.  Prints TAP.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "esa.h"
+#include "esa_int.h"
+#include "simswitch.h"
+
+static int tests, failures;
+static uint16_t next_port;
+
+static void ok(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ok(bool cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", cond ? "" : "not ", ++tests);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	failures += !cond;
+}
+
+static uint16_t ports(int n)
+{
+	uint16_t p = next_port;
+
+	next_port += n + 1;
+	return p;
+}
+
+/* ------------------------------------------------------------------ */
+/* Inputs                                                              */
+/* ------------------------------------------------------------------ */
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
+static uint64_t key(int seed, int job, int rank, int op, size_t i)
+{
+	return mix(((uint64_t)seed << 48) ^ ((uint64_t)job << 40) ^ ((uint64_t)rank << 32) ^
+		   ((uint64_t)op << 24) ^ (i * 0x9e3779b97f4a7c15ULL));
+}
+
+/* int32 kinds: 0 small, 1 large (true overflow in some elements) */
+static int32_t ival(int kind, int seed, int job, int rank, int op, size_t i)
+{
+	uint64_t k = key(seed, job, rank, op, i);
+
+	if (kind == 1 && i % 7 == 3)
+		return INT32_MAX - (int32_t)(k % 1000);	/* every rank: overflows */
+	if (kind == 1 && i % 7 == 5)
+		return (rank & 1) ? INT32_MIN + 5 : INT32_MAX - 5;	/* partials would */
+	return (int32_t)(k % 2000001) - 1000000;
+}
+
+/* float32: magnitudes vary by block of 256 values over 2^-30 .. 2^10 */
+static float fval(int seed, int job, int rank, int op, size_t i)
+{
+	uint64_t k = key(seed, job, rank, op, i);
+	int e = -30 + (int)(mix(i / 256 + seed * 977 + op) % 40);
+	double u = ((k >> 11) * 0x1p-53) * 2 - 1;
+
+	if (k % 97 == 0)
+		u = 0;
+	return (float)ldexp(u, e);
+}
+
+/* ------------------------------------------------------------------ */
+/* Workers in threads                                                  */
+/* ------------------------------------------------------------------ */
+
+#define MAXOPS 8
+
+struct op {
+	int	dtype, kind;	/* kind: ival's, or for floats 2 = NaN in rank 0 */
+	size_t	n;
+};
+
+struct wt {
+	pthread_t th;
+	int	job, rank, n, seed;
+	uint16_t swport, port0;
+	const char *extra;	/* "key=value key=value" */
+	int	nops;
+	struct op ops[MAXOPS];
+	bool	async;
+	void	*in[MAXOPS], *out[MAXOPS];
+	int	rc[MAXOPS];
+	int	open_err;
+	struct esa_stats st;
+	int	serve_ms;
+	esa_worker *w;
+};
+
+static void apply_extra(esa_config *c, const char *extra)
+{
+	char buf[512], *save, *t;
+
+	if (!extra)
+		return;
+	snprintf(buf, sizeof(buf), "%s", extra);
+	for (t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(t, '=');
+
+		*eq = 0;
+		if (esa_config_set(c, t, eq + 1))
+			fprintf(stderr, "# config %s: %s\n", t, esa_config_error(c));
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct wt *t = arg;
+	esa_config *c = esa_config_new();
+	esa_request *req[MAXOPS];
+	char err[256], addr[64];
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", t->swport);
+	esa_config_set(c, "switch", addr);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", t->port0 + t->rank);
+	esa_config_set(c, "local", addr);
+	esa_config_set_int(c, "job", t->job);
+	esa_config_set_int(c, "rank", t->rank);
+	esa_config_set_int(c, "workers", t->n);
+	esa_config_set_int(c, "timeout_ms", 5);
+	esa_config_set_int(c, "timeout_max_ms", 40);
+	esa_config_set_int(c, "give_up_ms", 20000);
+	apply_extra(c, t->extra);
+	t->w = esa_worker_open(c, err, sizeof(err));
+	esa_config_free(c);
+	if (!t->w) {
+		fprintf(stderr, "# worker %d.%d: %s\n", t->job, t->rank, err);
+		t->open_err = errno ? errno : EINVAL;
+		return NULL;
+	}
+	for (int o = 0; o < t->nops; o++) {
+		if (t->async) {
+			req[o] = esa_allreduce_start(t->w, t->ops[o].dtype, t->in[o], t->out[o],
+						     t->ops[o].n);
+			t->rc[o] = req[o] ? 0 : -errno;
+		} else {
+			t->rc[o] = esa_allreduce(t->w, t->ops[o].dtype, t->in[o], t->out[o],
+						 t->ops[o].n);
+		}
+	}
+	if (t->async) {
+		for (int o = t->nops - 1; o >= 0; o--) {	/* any order */
+			if (req[o]) {
+				t->rc[o] = esa_wait(req[o], -1);
+				esa_request_free(req[o]);
+			}
+		}
+	}
+	if (t->serve_ms)
+		esa_serve(t->w, t->serve_ms, 0);
+	esa_worker_stats(t->w, &t->st, sizeof(t->st));
+	return NULL;
+}
+
+struct job {
+	int	id, n, seed;
+	struct wt w[ESA_MAX_WORKERS];
+};
+
+static void job_init(struct job *j, int id, int n, int seed, uint16_t swport,
+		     const char *extra, const struct op *ops, int nops)
+{
+	uint16_t p0 = ports(n);
+
+	memset(j, 0, sizeof(*j));
+	j->id = id;
+	j->n = n;
+	j->seed = seed;
+	for (int r = 0; r < n; r++) {
+		struct wt *t = &j->w[r];
+
+		t->job = id;
+		t->rank = r;
+		t->n = n;
+		t->seed = seed;
+		t->swport = swport;
+		t->port0 = p0;
+		t->extra = extra;
+		t->nops = nops;
+		for (int o = 0; o < nops; o++) {
+			size_t sz = ops[o].n ? ops[o].n : 1;
+
+			t->ops[o] = ops[o];
+			t->in[o] = malloc(sz * 4);
+			t->out[o] = malloc(sz * 4);
+			for (size_t i = 0; i < ops[o].n; i++) {
+				if (ops[o].dtype == ESA_INT32) {
+					((int32_t *)t->in[o])[i] =
+						ival(ops[o].kind, seed, id, r, o, i);
+				} else {
+					float f = fval(seed, id, r, o, i);
+
+					if (ops[o].kind == 2 && r == 0 && i == ops[o].n / 2)
+						f = NAN;
+					((float *)t->in[o])[i] = f;
+				}
+			}
+			memset(t->out[o], 0xa5, sz * 4);
+		}
+	}
+}
+
+static void job_free(struct job *j)
+{
+	for (int r = 0; r < j->n; r++) {
+		for (int o = 0; o < j->w[r].nops; o++) {
+			free(j->w[r].in[o]);
+			free(j->w[r].out[o]);
+		}
+		esa_worker_close(j->w[r].w);
+	}
+}
+
+static void jobs_run(struct job **jobs, int njobs)
+{
+	for (int k = 0; k < njobs; k++)
+		for (int r = 0; r < jobs[k]->n; r++)
+			pthread_create(&jobs[k]->w[r].th, NULL, worker_main, &jobs[k]->w[r]);
+	for (int k = 0; k < njobs; k++)
+		for (int r = 0; r < jobs[k]->n; r++)
+			pthread_join(jobs[k]->w[r].th, NULL);
+}
+
+/*
+ * Check op o of job j on every rank: int32 exact (bad_ok: elements whose
+ * true sum does not fit may be clamped); float32 within the bound (headroom
+ * h, -1 auto).  Returns the number of bad elements; *ratio: largest
+ * error / bound seen.
+ */
+static size_t job_check(struct job *j, int o, int h, double *ratio, int want_rc)
+{
+	struct op *op = &j->w[0].ops[o];
+	int nvals = 256, block = 8;
+	size_t bad = 0;
+	double worst = 0;
+
+	for (int r = 0; r < j->n; r++)
+		if (j->w[r].rc[o] != want_rc) {
+			fprintf(stderr, "# job %d rank %d op %d: rc %d (%s), want %d\n", j->id, r,
+				o, j->w[r].rc[o], esa_strerror(j->w[r].rc[o]), want_rc);
+			bad++;
+		}
+	if (j->w[0].extra && strstr(j->w[0].extra, "values="))
+		nvals = atoi(strstr(j->w[0].extra, "values=") + 7);
+	if (j->w[0].extra && strstr(j->w[0].extra, "float_block="))
+		block = atoi(strstr(j->w[0].extra, "float_block=") + 12);
+	for (size_t i = 0; i < op->n; i++) {
+		if (op->dtype == ESA_INT32) {
+			int64_t want = 0;
+			int32_t w32;
+
+			for (int r = 0; r < j->n; r++)
+				want += ((int32_t *)j->w[r].in[o])[i];
+			w32 = want > INT32_MAX ? INT32_MAX : want < INT32_MIN ? INT32_MIN : want;
+			for (int r = 0; r < j->n; r++) {
+				int32_t got = ((int32_t *)j->w[r].out[o])[i];
+
+				if (got != w32) {
+					if (bad++ < 5)
+						fprintf(stderr, "# job %d rank %d op %d [%zu]: %d want %lld\n",
+							j->id, r, o, i, got, (long long)want);
+				}
+			}
+		} else {
+			size_t b0 = i / (block * nvals) * block * nvals, b1 = b0 + block * nvals;
+			double want = 0, amax = 0, bound;
+			bool nan = false;
+
+			if (b1 > op->n)
+				b1 = op->n;
+			for (int r = 0; r < j->n; r++) {
+				want += ((float *)j->w[r].in[o])[i];
+				for (size_t k = b0; k < b1; k++) {
+					float f = ((float *)j->w[r].in[o])[k];
+
+					if (isnan(f) || isinf(f))
+						nan = true;
+					else if (fabs(f) > amax)
+						amax = fabs(f);
+				}
+			}
+			bound = esa_f32_error_bound(amax, want, j->n, h);
+			for (int r = 0; r < j->n; r++) {
+				float got = ((float *)j->w[r].out[o])[i];
+				double err = fabs((double)got - want);
+
+				if (nan) {
+					if (!isnan(got) && bad++ < 5)
+						fprintf(stderr, "# [%zu] %g, want NaN\n", i, got);
+					continue;
+				}
+				if (!(err <= bound)) {
+					if (bad++ < 5)
+						fprintf(stderr, "# job %d rank %d op %d [%zu]: %.9g want %.9g "
+							"err %.3g bound %.3g\n", j->id, r, o, i, got,
+							want, err, bound);
+				} else if (err / bound > worst) {
+					worst = err / bound;
+				}
+			}
+		}
+	}
+	if (ratio)
+		*ratio = worst;
+	return bad;
+}
+
+static uint64_t sum_st(struct job *j, size_t off)
+{
+	uint64_t t = 0;
+
+	for (int r = 0; r < j->n; r++)
+		t += *(uint64_t *)((char *)&j->w[r].st + off);
+	return t;
+}
+
+#define ST(j, f) sum_st(j, offsetof(struct esa_stats, f))
+
+/* ------------------------------------------------------------------ */
+/* Tests                                                               */
+/* ------------------------------------------------------------------ */
+
+static void test_config(void)
+{
+	esa_config *c = esa_config_new();
+	char buf[64], path[] = "/tmp/esa-lib-test-XXXXXX";
+	esa_worker *w;
+	FILE *f;
+	int fd;
+
+	ok(esa_config_set(c, "window", "0") == -EINVAL && strstr(esa_config_error(c), "window"),
+	   "config: window 0 refused (%s)", esa_config_error(c));
+	ok(esa_config_set(c, "frob", "1") == -EINVAL, "config: unknown key refused");
+	ok(esa_config_set(c, "switch", "10.0.0.300") == -EINVAL, "config: bad address refused");
+	ok(esa_config_set(c, "priority", "fifo") == -EINVAL, "config: unknown priority refused");
+	ok(!esa_config_set(c, "switch", "10.255.0.1") && !esa_config_get(c, "switch", buf, sizeof(buf)) &&
+	   !strcmp(buf, "10.255.0.1:7680"), "config: switch port defaults to 7680 (%s)", buf);
+	w = esa_worker_open(c, buf, sizeof(buf));
+	ok(!w && strstr(buf, "local"), "open: incomplete config refused (%s)", buf);
+	fd = mkstemp(path);
+	f = fdopen(fd, "w");
+	fprintf(f, "# a worker\nswitch = 10.255.0.1:7680\njob = 3\nrank=1\n workers = 4 \n"
+		   "local = 127.0.0.1:1\npriority = srsf # JCT\nprio_max = 3\nvalues = 64\n");
+	fclose(f);
+	ok(!esa_config_load(c, path) && !esa_config_get(c, "priority", buf, sizeof(buf)) &&
+	   !strcmp(buf, "srsf"), "config file: loaded (%s)", esa_config_error(c));
+	f = fopen(path, "w");
+	fprintf(f, "job = 3\nwindow = lots\n");
+	fclose(f);
+	ok(esa_config_load(c, path) == -EINVAL && strstr(esa_config_error(c), ":2:"),
+	   "config file: error names its line (%s)", esa_config_error(c));
+	unlink(path);
+	esa_config_set(c, "rank", "7");
+	w = esa_worker_open(c, buf, sizeof(buf));
+	ok(!w && strstr(buf, "rank"), "open: rank outside workers refused (%s)", buf);
+	esa_config_free(c);
+}
+
+/* Quantize and dequantize one rank's values: error <= 2^-(s+1) each. */
+static void test_quant(void)
+{
+	static float x[4096], y[4096];
+	static int32_t q[4096];
+	size_t bad = 0, checked = 0;
+	double worst = 0;
+
+	for (int trial = 0; trial < 400; trial++) {
+		int e = -140 + trial * 7 % 270, h = trial % 7;
+		size_t n = 1 + mix(trial) % 4096;
+		unsigned ex;
+		int s;
+
+		if (e > 127)
+			e = 127;
+		for (size_t i = 0; i < n; i++)
+			x[i] = (float)ldexp(((mix(trial * 4096 + i) >> 11) * 0x1p-53) * 2 - 1, e);
+		if (trial % 5 == 0)
+			x[n / 2] = (float)ldexp(1, e > -126 ? e - 1 : -126);	/* exactly 2^k */
+		ex = esa_q_maxexp(x, n);
+		s = esa_q_shift(esa_q_E(ex), h);
+		esa_q_f32(x, n, q, n, s);
+		esa_dq_f32(q, n, y, s);
+		for (size_t i = 0; i < n; i++) {
+			double err = fabs((double)y[i] - x[i]);
+			double b = ldexp(1, -s - 1) * (1 + 0x1p-23) + 0x1p-24 * fabs(x[i]) +
+				   0x1p-149;
+
+			checked++;
+			if (llabs(q[i]) > (1LL << (30 - h)) || !(err <= b)) {
+				if (bad++ < 3)
+					fprintf(stderr, "# quant e %d h %d x %g q %d y %g s %d\n", e,
+						h, x[i], q[i], y[i], s);
+			} else if (err / b > worst) {
+				worst = err / b;
+			}
+		}
+	}
+	ok(!bad, "quantization: |q| <= 2^(30-h) and error <= 2^-(s+1) on %zu values "
+	   "over exponents -140..127 (worst %.2f of the bound)", checked, worst);
+
+	{
+		int32_t hi[8], lo[8], out[8], v[8] = { 0, -1, 1, INT32_MIN, INT32_MAX, 65536,
+						       -65537, 123456789 };
+
+		esa_q_split(v, 8, hi, lo, 8);
+		ok(!esa_dq_join(hi, lo, 8, out) && !memcmp(out, v, sizeof(v)),
+		   "int32 split into halves and joined in 64 bits is exact");
+	}
+}
+
+static void test_int_clean(void)
+{
+	struct simswitch s;
+	struct op ops[] = { { ESA_INT32, 0, 100000 }, { ESA_INT32, 0, 1 }, { ESA_INT32, 0, 0 },
+			    { ESA_INT32, 0, 257 } };
+	struct job j, *jp = &j;
+	uint16_t sp = ports(1);
+
+	ss_start(&s, sp, 256, 1);
+	ss_job(&s, 5, 3, 0);
+	job_init(&j, 5, 3, 11, sp, "timeout_ms=500 timeout_max_ms=1000", ops, 4);
+	for (int r = 0; r < 3; r++)
+		s.jobs[0].w[r].sin_port = htons(j.w[0].port0 + r);
+	ss_run(&s);
+	jobs_run(&jp, 1);
+	ss_stop(&s);
+	ok(!job_check(&j, 0, -1, NULL, 0) && !job_check(&j, 1, -1, NULL, 0) &&
+	   !job_check(&j, 2, -1, NULL, 0) && !job_check(&j, 3, -1, NULL, 0),
+	   "int32, 3 workers: 100000, 1, 0 and 257 elements exact");
+	ok(ST(&j, rx_results) == ST(&j, chunks) && ST(&j, chunks) == 3 * (391 + 1 + 2) &&
+	   !ST(&j, tx_resends) && !s.st.bad_data && !s.st.inconsistent && !s.st.prio_mismatch,
+	   "clean run: one result per chunk, no resends, well-formed DATA (%llu chunks)",
+	   (unsigned long long)ST(&j, chunks));
+	job_free(&j);
+}
+
+static void run_one(struct simswitch *s, struct job *j, int id, int n, int seed,
+		    const char *extra, const struct op *ops, int nops,
+		    void (*tweak)(struct simswitch *), int nvals)
+{
+	uint16_t sp = ports(1);
+
+	ss_start(s, sp, nvals, seed);
+	if (tweak)
+		tweak(s);
+	job_init(j, id, n, seed, sp, extra, ops, nops);
+	ss_job(s, id, n, j->w[0].port0);
+	ss_run(s);
+	jobs_run(&j, 1);
+	ss_stop(s);
+}
+
+static void lossy(struct simswitch *s)
+{
+	s->p_drop_in = 0.05;
+	s->p_drop_out = 0.05;
+	s->p_dup = 0.10;
+	s->p_reorder = 0.10;
+	s->p_garbage = 0.05;
+}
+
+static void test_int_lossy(void)
+{
+	struct op ops[] = { { ESA_INT32, 0, 300000 }, { ESA_INT32, 0, 5000 } };
+	struct simswitch s;
+	struct job j;
+
+	run_one(&s, &j, 9, 4, 21, "window=64 priority=srsf prio_max=7 quantum=16", ops, 2,
+		lossy, 256);
+	ok(!job_check(&j, 0, -1, NULL, 0) && !job_check(&j, 1, -1, NULL, 0),
+	   "int32 through 5%% loss each way, 10%% duplicates, 10%% reordered, garbage: exact");
+	ok(ST(&j, rx_results) == ST(&j, chunks) && ST(&j, rx_duplicates) > 0 &&
+	   ST(&j, tx_resends) > 0 && ST(&j, rx_invalid) > 0,
+	   "exactly once: %llu results for %llu chunks, %llu duplicates and %llu invalid "
+	   "ignored, %llu resends", (unsigned long long)ST(&j, rx_results),
+	   (unsigned long long)ST(&j, chunks), (unsigned long long)ST(&j, rx_duplicates),
+	   (unsigned long long)ST(&j, rx_invalid), (unsigned long long)ST(&j, tx_resends));
+	ok(!s.st.inconsistent && !s.st.bad_data && !s.st.prio_mismatch && s.st.resends > 0,
+	   "resends carry the same bytes, every rank stamps the same srsf priority");
+	job_free(&j);
+}
+
+static void false_ovf(struct simswitch *s)
+{
+	/* the data chunks of the two ops of test_overflow (see the layout in
+	 * worker.c): int32 50000 = 196 chunks, span 588; float32 50000 = 7
+	 * scale + 196 data chunks from 588 */
+	s->fo_lo[0] = 0;
+	s->fo_hi[0] = 196;
+	s->fo_lo[1] = 588 + 7;
+	s->fo_hi[1] = 588 + 203;
+	s->nfo = 2;
+	s->p_false_ovf = 0.10;
+	s->p_dup = 0.05;
+	s->p_drop_out = 0.02;
+}
+
+static void test_overflow(void)
+{
+	struct op ops[] = { { ESA_INT32, 0, 50000 }, { ESA_FLOAT32, 0, 50000 } };
+	struct op big[] = { { ESA_INT32, 1, 20000 }, { ESA_INT32, 0, 3000 } };
+	struct simswitch s;
+	struct job j;
+	double ratio;
+
+	run_one(&s, &j, 2, 3, 31, NULL, ops, 2, false_ovf, 256);
+	/* a redone chunk is quantized at headroom max(h + 1, ceil(log2 n)) */
+	ok(!job_check(&j, 0, -1, NULL, 0) && !job_check(&j, 1, 3, &ratio, 0) &&
+	   ST(&j, redos) > 0 && ST(&j, redos) == ST(&j, overflows),
+	   "overflow flags on sums that fit (a partial overflowed): %llu chunks redone, "
+	   "int32 exact, float32 within the bound", (unsigned long long)ST(&j, redos));
+	job_free(&j);
+
+	run_one(&s, &j, 3, 4, 41, NULL, big, 2, NULL, 256);
+	ok(!job_check(&j, 0, -1, NULL, -EOVERFLOW) && !job_check(&j, 1, -1, NULL, 0) &&
+	   s.st.true_ovf > 0,
+	   "int32 sums beyond int32: -EOVERFLOW on every rank, those clamped, the rest "
+	   "(partials that would overflow included) exact; the next allreduce is fine");
+	job_free(&j);
+
+}
+
+/* Float inputs where every rank has the block's largest value, same sign. */
+static void test_float_headroom(void)
+{
+	struct op f[] = { { ESA_FLOAT32, 0, 40000 } };
+	struct simswitch s;
+	struct job j;
+	double ratio;
+	uint16_t sp = ports(1);
+
+	ss_start(&s, sp, 256, 5);
+	job_init(&j, 6, 4, 61, sp, "float_headroom=0", f, 1);
+	for (int r = 0; r < 4; r++)
+		for (size_t i = 0; i < 40000; i += 997)
+			((float *)j.w[r].in[0])[i] = 1.5f * (float)ldexp(1, 9);
+	ss_job(&s, 6, 4, j.w[0].port0);
+	ss_run(&s);
+	{
+		struct job *jp = &j;
+
+		jobs_run(&jp, 1);
+	}
+	ss_stop(&s);
+	ok(!job_check(&j, 0, -1, &ratio, 0) && ST(&j, redos) > 0 && s.st.true_ovf > 0,
+	   "float32 at headroom 0: %llu overflowed chunks redone at the safe scale, all "
+	   "within the bound", (unsigned long long)ST(&j, redos) / 4);
+	job_free(&j);
+}
+
+static void test_float(void)
+{
+	struct op ops[] = { { ESA_FLOAT32, 0, 262144 }, { ESA_FLOAT32, 0, 1000 },
+			    { ESA_FLOAT32, 0, 7 } };
+	struct op nan[] = { { ESA_FLOAT32, 2, 30000 }, { ESA_FLOAT32, 0, 3000 } };
+	struct simswitch s;
+	struct job j;
+	double r0 = 0, r1 = 0;
+
+	run_one(&s, &j, 7, 4, 71, "window=100", ops, 3, lossy, 256);
+	ok(!job_check(&j, 0, -1, &r0, 0) && !job_check(&j, 1, -1, &r1, 0) &&
+	   !job_check(&j, 2, -1, NULL, 0),
+	   "float32, 4 workers, loss/dups/reordering: within the documented bound "
+	   "(worst %.3f of it; magnitudes 2^-30..2^10)", r0 > r1 ? r0 : r1);
+	ok(r0 > 0.01, "the bound is not vacuous: errors reach %.3f of it", r0);
+	ok(ST(&j, scale_chunks) > 0 && ST(&j, rx_results) == ST(&j, chunks) &&
+	   ST(&j, rx_duplicates) > 0,
+	   "scale negotiation: %llu scale chunks, exactly one result per chunk",
+	   (unsigned long long)ST(&j, scale_chunks));
+	job_free(&j);
+
+	run_one(&s, &j, 7, 3, 72, NULL, nan, 2, lossy, 256);
+	ok(!job_check(&j, 0, -1, NULL, -ERANGE) && !job_check(&j, 1, -1, NULL, 0),
+	   "a NaN on one rank: -ERANGE on every rank, its block NaN, the rest within "
+	   "bound; the next allreduce is fine");
+	job_free(&j);
+
+	{	/* small vectors: a block's histogram spans two chunks */
+		struct op o2[] = { { ESA_FLOAT32, 0, 20000 }, { ESA_INT32, 0, 999 } };
+
+		run_one(&s, &j, 8, 3, 81, "values=40 float_block=3 window=32", o2, 2, lossy, 40);
+		ok(!job_check(&j, 0, -1, NULL, 0) && !job_check(&j, 1, -1, NULL, 0),
+		   "40 values per packet, 3-chunk scale blocks (histograms across chunks)");
+		job_free(&j);
+	}
+}
+
+static void test_async_multi(void)
+{
+	struct op a[] = { { ESA_INT32, 0, 40000 }, { ESA_FLOAT32, 0, 40000 },
+			  { ESA_INT32, 0, 1000 } };
+	struct op b[] = { { ESA_FLOAT32, 0, 70000 }, { ESA_INT32, 0, 70000 } };
+	struct simswitch s;
+	struct job j1, j2, *jp[2] = { &j1, &j2 };
+	uint16_t sp = ports(1);
+
+	ss_start(&s, sp, 256, 9);
+	lossy(&s);
+	job_init(&j1, 1, 3, 91, sp, "window=48 priority=las prio_max=5 quantum=8", a, 3);
+	job_init(&j2, 2, 2, 92, sp, "window=200", b, 2);
+	for (int r = 0; r < 3; r++)
+		j1.w[r].async = true;
+	for (int r = 0; r < 2; r++)
+		j2.w[r].async = true;
+	ss_job(&s, 1, 3, j1.w[0].port0);
+	ss_job(&s, 2, 2, j2.w[0].port0);
+	ss_run(&s);
+	jobs_run(jp, 2);
+	ss_stop(&s);
+	ok(!job_check(&j1, 0, -1, NULL, 0) && !job_check(&j1, 1, -1, NULL, 0) &&
+	   !job_check(&j1, 2, -1, NULL, 0) && !job_check(&j2, 0, -1, NULL, 0) &&
+	   !job_check(&j2, 1, -1, NULL, 0),
+	   "two jobs (3 and 2 workers) in one process, 3 and 2 requests outstanding each: "
+	   "all correct");
+	ok(!s.st.prio_mismatch, "las priorities agree across ranks");
+	job_free(&j1);
+	job_free(&j2);
+}
+
+static void test_fetch(void)
+{
+	struct op ops[] = { { ESA_INT32, 0, 2560 } };
+	struct simswitch s;
+	struct job j, *jp = &j;
+	uint16_t sp = ports(1);
+	int32_t want[256];
+	uint32_t seq = 4;
+
+	ss_start(&s, sp, 256, 3);
+	job_init(&j, 11, 2, 101, sp, NULL, ops, 1);
+	for (int r = 0; r < 2; r++)
+		j.w[r].serve_ms = 600;
+	ss_job(&s, 11, 2, j.w[0].port0);
+	ss_run(&s);
+	for (int r = 0; r < 2; r++)
+		pthread_create(&j.w[r].th, NULL, worker_main, &j.w[r]);
+	/* ask rank 1 for chunk 4 once both are done and serving */
+	for (int i = 0; i < 100 && !(j.w[0].w && j.w[1].w &&
+				     esa_worker_stat(j.w[1].w, "ops") == 1); i++)
+		usleep(10000);
+	usleep(50000);
+	ss_fetch(&s, 0, 1, seq);
+	ss_fetch(&s, 0, 1, 12345);	/* a chunk it never had: no answer */
+	for (int r = 0; r < 2; r++)
+		pthread_join(j.w[r].th, NULL);
+	ss_stop(&s);
+	for (int i = 0; i < 256; i++)
+		want[i] = ((int32_t *)j.w[0].in[0])[seq * 256 + i] +
+			  ((int32_t *)j.w[1].in[0])[seq * 256 + i];
+	ok(s.fetch_got == 1 && s.fetch_seq == seq && !memcmp(s.fetch_vals, want, sizeof(want)) &&
+	   j.w[1].st.fetch_rx == 2 && j.w[1].st.fetch_answered == 1,
+	   "FETCH: a finished worker answers with its kept result, ignores unknown chunks");
+	(void)jp;
+	job_free(&j);
+}
+
+static void test_give_up(void)
+{
+	struct op ops[] = { { ESA_INT32, 0, 1000 }, { ESA_INT32, 0, 10 } };
+	struct simswitch s;
+	struct job j;
+	uint64_t t0 = esa_now_mono_ns();
+
+	/* a job of 2 whose rank 1 never runs */
+	run_one(&s, &j, 12, 1, 111, "workers=2 give_up_ms=300", ops, 2, NULL, 256);
+	ok(j.w[0].rc[0] == -ETIMEDOUT && j.w[0].rc[1] == -EPIPE &&
+	   esa_now_mono_ns() - t0 < 3000000000ULL,
+	   "a peer that never comes: -ETIMEDOUT after give_up_ms, then -EPIPE (%d, %d)",
+	   j.w[0].rc[0], j.w[0].rc[1]);
+	job_free(&j);
+}
+
+static void test_prio(void)
+{
+	struct esa_worker w = { 0 };
+	struct esa_request r = { 0 };
+	bool mono = true;
+	int prev = -1, lo = 255, hi = 0;
+
+	w.cfg.policy = ESA_PRIO_SRSF;
+	w.cfg.prio_max = 5;
+	w.cfg.quantum = 4;
+	r.npos = 300;
+	for (uint32_t p = 0; p < r.npos; p++) {
+		int pr = esa_prio_of(&w, &r, p);
+
+		mono &= pr >= prev;
+		prev = pr;
+		lo = pr < lo ? pr : lo;
+		hi = pr > hi ? pr : hi;
+	}
+	ok(mono && lo == 0 && hi == 5,
+	   "srsf: priority rises as the allreduce nears its end, 0..prio_max");
+	w.cfg.policy = ESA_PRIO_LAS;
+	prev = 256;
+	mono = true;
+	for (uint32_t p = 0; p < r.npos; p++) {
+		int pr = esa_prio_of(&w, &r, p);
+
+		mono &= pr <= prev;
+		prev = pr;
+	}
+	ok(mono && esa_prio_of(&w, &r, 0) == 5 && prev == 0,
+	   "las: priority falls as the job attains service");
+}
+
+int main(void)
+{
+	next_port = 20000 + (getpid() * 97) % 30000;
+	printf("TAP version 13\n");
+#define RUN(t) do { if (!getenv("LIBTEST") || strstr(#t, getenv("LIBTEST"))) t(); } while (0)
+	RUN(test_config);
+	RUN(test_quant);
+	RUN(test_prio);
+	RUN(test_int_clean);
+	RUN(test_int_lossy);
+	RUN(test_overflow);
+	RUN(test_float_headroom);
+	RUN(test_float);
+	RUN(test_async_multi);
+	RUN(test_fetch);
+	RUN(test_give_up);
+	printf("1..%d\n", tests);
+	return failures ? 1 : 0;
+}
