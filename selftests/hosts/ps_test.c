@@ -1,0 +1,690 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the PS's rules (user/ps/ps_core.c) with adversarial input:
+ * random pieces of chunks (overlapping partials, duplicate singles, resends,
+ * late copies) in random order must give each chunk's exact sum exactly once;
+ * whole sums, HOLD/ACK, overflow, FETCH, bounded memory, port learning, and
+ * 200,000 malformed or mutated packets, each counted, after which the PS
+ * still serves its jobs.  Prints TAP.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "ps.h"
+#include "esa_policy.h"
+
+#define NV	32
+
+static int tests, failures;
+
+static void ok(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ok(bool cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", cond ? "" : "not ", ++tests);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	failures += !cond;
+}
+
+static uint64_t rng = 88172645463325252ULL;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* ------------------------------------------------------------------ */
+/* What the PS sends                                                   */
+/* ------------------------------------------------------------------ */
+
+struct sent {
+	struct sockaddr_in from, to;
+	uint8_t	buf[ESA_HDR_LEN + 4 * ESA_MAX_VALUES];
+	size_t	len;
+};
+
+static struct sent out[4096];
+static int nout;
+
+static void tx(void *ctx, const struct sockaddr_in *from, const struct sockaddr_in *to,
+	       const void *buf, size_t len)
+{
+	if (nout < 4096) {
+		out[nout].from = *from;
+		out[nout].to = *to;
+		memcpy(out[nout].buf, buf, len);
+		out[nout].len = len;
+	}
+	nout++;
+}
+
+static struct sockaddr_in sin_of(const char *ip, int port)
+{
+	struct sockaddr_in s = { .sin_family = AF_INET, .sin_port = htons(port) };
+
+	inet_pton(AF_INET, ip, &s.sin_addr);
+	return s;
+}
+
+/* Worker r of a test job lives at 10.0.J.(r+1):5000. */
+static struct sockaddr_in waddr(int job, int r)
+{
+	char ip[32];
+
+	snprintf(ip, sizeof(ip), "10.0.%d.%d", job, r + 1);
+	return sin_of(ip, 5000);
+}
+
+static struct ps *new_ps(int njobs, const int *ids, const int *nw, struct ps_opts *o)
+{
+	struct ps_opts def;
+	struct ps *ps;
+	char err[256];
+
+	if (!o) {
+		ps_opts_default(&def);
+		def.nvals = NV;
+		def.have_sw = true;
+		def.sw = sin_of("10.255.0.1", ESA_DEFAULT_PORT);
+		o = &def;
+	}
+	ps = ps_new(o, tx, NULL);
+	for (int k = 0; k < njobs; k++) {
+		struct ps_job_cfg j = { .id = ids[k], .nworkers = nw[k] };
+
+		j.ps = sin_of("10.0.99.1", 9000 + k);
+		for (int r = 0; r < nw[k]; r++)
+			j.rank[r] = waddr(ids[k], r);
+		if (ps_add_job(ps, &j, err, sizeof(err)))
+			fprintf(stderr, "# %s\n", err);
+	}
+	return ps;
+}
+
+struct pkt {
+	uint8_t	type, flags, reason;
+	uint16_t job, rank;
+	uint64_t bitmap;
+	uint32_t seq;
+	int32_t	v[NV];
+};
+
+static size_t build(const struct pkt *p, uint8_t *buf)
+{
+	struct esa_hdr *h = (struct esa_hdr *)buf;
+
+	memset(h, 0, sizeof(*h));
+	h->version = ESA_VERSION;
+	h->type = p->type;
+	h->flags = p->flags;
+	h->job = htons(p->job);
+	h->rank = htons(p->rank);
+	h->bitmap = htobe64(p->bitmap);
+	h->seq = htonl(p->seq);
+	h->count = htons(NV);
+	h->reason = p->reason;
+	memcpy(buf + ESA_HDR_LEN, p->v, sizeof(p->v));
+	return ESA_HDR_LEN + sizeof(p->v);
+}
+
+static void feed(struct ps *ps, const struct pkt *p, struct sockaddr_in src)
+{
+	uint8_t buf[ESA_HDR_LEN + 4 * NV];
+	size_t len = build(p, buf);
+
+	ps_rx(ps, buf, len, &src, 0);
+}
+
+static void feed_at(struct ps *ps, const struct pkt *p, struct sockaddr_in src, uint64_t t)
+{
+	uint8_t buf[ESA_HDR_LEN + 4 * NV];
+	size_t len = build(p, buf);
+
+	ps_rx(ps, buf, len, &src, t);
+}
+
+static const struct esa_hdr *oh(int i)
+{
+	return (const struct esa_hdr *)out[i].buf;
+}
+
+static const int32_t *ov(int i)
+{
+	return (const int32_t *)(out[i].buf + ESA_HDR_LEN);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void test_parse(void)
+{
+	char *good[] = { "job", "7", "ps", "10.0.9.2:9000", "workers", "10.0.1.2:5000",
+			 "10.0.2.2", "max-prio", "3", "lease", "10000", "job", "8" };
+	char *noport[] = { "job", "7", "ps", "10.0.9.2", "workers", "10.0.1.2" };
+	char *bad[] = { "job", "7", "ps", "10.0.9.2:9", "workers", "10.0.1.2", "frob" };
+	char *nowk[] = { "job", "7", "ps", "10.0.9.2:9" };
+	struct ps_job_cfg j;
+	char err[256];
+	int used;
+
+	used = ps_parse_job(13, good, &j, err, sizeof(err));
+	ok(used == 11 && j.id == 7 && j.nworkers == 2 && ntohs(j.ps.sin_port) == 9000 &&
+	   ntohs(j.rank[0].sin_port) == 5000 && !j.rank[1].sin_port,
+	   "job words as esactl's: switch-only words skipped, stops at the next job");
+	ok(ps_parse_job(6, noport, &j, err, sizeof(err)) < 0 && strstr(err, "ps"),
+	   "a PS without a port refused (%s)", err);
+	ok(ps_parse_job(7, bad, &j, err, sizeof(err)) < 0 && strstr(err, "frob"),
+	   "an unknown word refused (%s)", err);
+	ok(ps_parse_job(4, nowk, &j, err, sizeof(err)) < 0 && strstr(err, "workers"),
+	   "a job without workers refused (%s)", err);
+}
+
+/*
+ * Random pieces of random chunks, in random order, then every rank's
+ * single resend: each chunk's exact sum must go out exactly once, to every
+ * worker, whatever the PS saw before.
+ */
+static void test_merge_random(void)
+{
+	enum { CHUNKS = 3000 };
+	int ids[1] = { 3 }, nw[1] = { 8 };
+	struct ps *ps = new_ps(1, ids, nw, NULL);
+	static int32_t val[CHUNKS][8][NV];
+	static int results[CHUNKS];
+	int wrong = 0, twice = 0, missing = 0, early = 0;
+	uint64_t pieces = 0;
+
+	for (uint32_t c = 0; c < CHUNKS; c++) {
+		int n = 2 + rnd() % 7;	/* job 3 has 8 ranks; use a subset? no: all */
+		struct pkt ps_pieces[40];
+		int np = 0;
+		uint64_t full = esa_full_mask(8);
+
+		(void)n;
+		for (int r = 0; r < 8; r++)
+			for (int i = 0; i < NV; i++)
+				val[c][r][i] = (int32_t)(rnd() % 2000001) - 1000000;
+		/* random partials: any subsets (overlapping ones too), honest sums */
+		for (int k = rnd() % 6; k > 0; k--) {
+			struct pkt *p = &ps_pieces[np++];
+			uint64_t b = rnd() & full;
+
+			if (!b)
+				b = 1ULL << (rnd() % 8);
+			if (b == full)
+				b &= ~(1ULL << (rnd() % 8));
+			memset(p, 0, sizeof(*p));
+			p->type = ESA_T_PARTIAL;
+			p->reason = (const uint8_t[]){ ESA_R_PREEMPT, ESA_R_AGED, ESA_R_FLUSH }[rnd() % 3];
+			p->job = 3;
+			p->rank = ESA_RANK_NONE;
+			p->bitmap = b;
+			p->seq = c;
+			for (int r = 0; r < 8; r++)
+				if (b & (1ULL << r))
+					for (int i = 0; i < NV; i++)
+						p->v[i] += val[c][r][i];
+		}
+		/* random singles, duplicated, some as resends */
+		for (int k = rnd() % 8; k > 0; k--) {
+			struct pkt *p = &ps_pieces[np++];
+			int r = rnd() % 8;
+
+			memset(p, 0, sizeof(*p));
+			p->type = ESA_T_COLLISION;
+			p->reason = (const uint8_t[]){ ESA_R_COLLISION, ESA_R_TOMB, ESA_R_RESEND }[rnd() % 3];
+			p->flags = p->reason == ESA_R_RESEND || rnd() % 4 == 0 ? ESA_F_RESEND : 0;
+			p->job = 3;
+			p->rank = r;
+			p->bitmap = 1ULL << r;
+			p->seq = c;
+			memcpy(p->v, val[c][r], sizeof(p->v));
+			if (rnd() % 3 == 0 && np < 40)
+				ps_pieces[np++] = *p;	/* a duplicate */
+		}
+		/* shuffle and feed */
+		for (int k = np - 1; k > 0; k--) {
+			int x = rnd() % (k + 1);
+			struct pkt t = ps_pieces[k];
+
+			ps_pieces[k] = ps_pieces[x];
+			ps_pieces[x] = t;
+		}
+		for (int k = 0; k < np; k++) {
+			uint64_t cover = 0;
+
+			nout = 0;
+			feed(ps, &ps_pieces[k], waddr(3, rnd() % 8));
+			pieces++;
+			if (!nout)
+				continue;
+			/* completed: was it entitled to? all ranks seen so far */
+			for (int q = 0; q <= k; q++)
+				cover |= ps_pieces[q].bitmap;
+			if ((cover & full) != full)
+				early++;
+			for (int o = 0; o < nout; o++) {
+				if (oh(o)->type != ESA_T_RESULT || ntohl(oh(o)->seq) != c)
+					continue;
+				/* a completion goes to all 8; a FLUSH of a finished
+				 * chunk is answered to the ranks it holds */
+				if (o == 0 && nout == 8)
+					results[c]++;
+				for (int i = 0; i < NV; i++) {
+					int64_t want = 0;
+
+					for (int r = 0; r < 8; r++)
+						want += val[c][r][i];
+					if (ov(o)[i] != want)
+						wrong++;
+				}
+			}
+		}
+		/* every rank resends its single until it has the result */
+		for (int r = 0; r < 8; r++) {
+			struct pkt p = { .type = ESA_T_COLLISION, .reason = ESA_R_RESEND,
+					 .flags = ESA_F_RESEND, .job = 3, .rank = r,
+					 .bitmap = 1ULL << r, .seq = c };
+
+			memcpy(p.v, val[c][r], sizeof(p.v));
+			nout = 0;
+			feed(ps, &p, waddr(3, r));
+			for (int o = 0; o < nout; o++) {
+				if (oh(o)->type != ESA_T_RESULT)
+					continue;
+				if (nout == 8 && o == 0)
+					results[c]++;	/* completed by this resend */
+				for (int i = 0; i < NV; i++) {
+					int64_t want = 0;
+
+					for (int k = 0; k < 8; k++)
+						want += val[c][k][i];
+					if (ov(o)[i] != want)
+						wrong++;
+				}
+			}
+		}
+	}
+	for (int c = 0; c < CHUNKS; c++) {
+		missing += !results[c];
+		twice += results[c] > 1;
+	}
+	ok(!wrong && !twice && !missing && !early,
+	   "merge rule: %d chunks from %llu random pieces (overlapping partials, duplicate "
+	   "singles, resends, any order): every sum exact, completed once, never before "
+	   "every rank was in (wrong %d, twice %d, missing %d, early %d)", CHUNKS,
+	   (unsigned long long)pieces, wrong, twice, missing, early);
+	ok(ps_counter(ps, 0, PS_C_OVERLAP) > 0 && ps_counter(ps, 0, PS_C_DUP_SINGLE) > 0 &&
+	   ps_counter(ps, 0, PS_C_RESEND_ANSWER) > 0 && ps_counter(ps, 0, PS_C_LATE) > 0,
+	   "overlapping partials discarded (%llu), duplicate singles (%llu), resends "
+	   "answered from the cache (%llu), late pieces ignored (%llu)",
+	   (unsigned long long)ps_counter(ps, 0, PS_C_OVERLAP),
+	   (unsigned long long)ps_counter(ps, 0, PS_C_DUP_SINGLE),
+	   (unsigned long long)ps_counter(ps, 0, PS_C_RESEND_ANSWER),
+	   (unsigned long long)ps_counter(ps, 0, PS_C_LATE));
+	ps_free(ps);
+}
+
+/* The adversarial case of the rule: {0,1} kept, {1,2} must not count 1 twice. */
+static void test_overlap_exact(void)
+{
+	int ids[1] = { 1 }, nw[1] = { 3 };
+	struct ps *ps = new_ps(1, ids, nw, NULL);
+	struct pkt a = { .type = ESA_T_PARTIAL, .reason = ESA_R_PREEMPT, .job = 1,
+			 .rank = ESA_RANK_NONE, .bitmap = 3, .seq = 5 };
+	struct pkt b = a, s2 = { .type = ESA_T_COLLISION, .reason = ESA_R_TOMB, .job = 1,
+				 .rank = 2, .bitmap = 4, .seq = 5 };
+
+	b.bitmap = 6;
+	for (int i = 0; i < NV; i++) {
+		a.v[i] = 1 + 10;	/* ranks 0 and 1 hold 1 and 10 */
+		b.v[i] = 10 + 100;
+		s2.v[i] = 100;
+	}
+	nout = 0;
+	feed(ps, &a, waddr(1, 0));
+	feed(ps, &b, waddr(1, 1));
+	ok(!nout && ps_counter(ps, 0, PS_C_OVERLAP) == 1,
+	   "partial {1,2} after {0,1}: discarded, nothing sent");
+	feed(ps, &s2, waddr(1, 2));
+	ok(nout == 3 && ov(0)[0] == 111 && ov(2)[NV - 1] == 111 &&
+	   oh(0)->rank == htons(ESA_RANK_NONE) && be64toh(oh(0)->bitmap) == 7,
+	   "then single 2: sum 111 to the 3 workers, rank 1 counted once");
+	ok(out[0].to.sin_addr.s_addr == waddr(1, 0).sin_addr.s_addr &&
+	   out[0].from.sin_port == htons(9000),
+	   "results go to the registered worker addresses, from the job's PS address");
+
+	/* singles first, then a multi covering some of them: the multi counts */
+	{
+		struct pkt s0 = s2, m = a;
+
+		s0.rank = 0;
+		s0.bitmap = 1;
+		s0.seq = m.seq = 6;
+		for (int i = 0; i < NV; i++)
+			s0.v[i] = 1;
+		nout = 0;
+		feed(ps, &s0, waddr(1, 0));
+		feed(ps, &m, waddr(1, 0));
+		s2.seq = 6;
+		feed(ps, &s2, waddr(1, 2));
+		ok(nout == 3 && ov(0)[3] == 111,
+		   "single 0, then partial {0,1}, then single 2: 111 (0's single not added)");
+	}
+	ps_free(ps);
+}
+
+static void test_whole_sums(void)
+{
+	int ids[2] = { 1, 2 }, nw[2] = { 3, 2 };
+	struct ps *ps = new_ps(2, ids, nw, NULL);
+	struct pkt res = { .type = ESA_T_RESULT, .job = 1, .rank = ESA_RANK_NONE,
+			   .bitmap = 7, .seq = 40 };
+	struct pkt rs = { .type = ESA_T_COLLISION, .reason = ESA_R_RESEND,
+			  .flags = ESA_F_RESEND, .job = 1, .rank = 1, .bitmap = 2, .seq = 40 };
+	struct pkt tomb = rs;
+
+	for (int i = 0; i < NV; i++)
+		res.v[i] = 1000 + i;
+	nout = 0;
+	feed(ps, &res, sin_of("10.255.0.1", 7680));
+	ok(!nout && ps_counter(ps, 0, PS_C_DONE_SWITCH) == 1,
+	   "the switch's RESULT copy: kept, nothing sent");
+	feed(ps, &rs, waddr(1, 1));
+	ok(nout == 1 && out[0].to.sin_addr.s_addr == waddr(1, 1).sin_addr.s_addr &&
+	   ov(0)[5] == 1005, "a resend of it: the kept sum to that worker only");
+	tomb.reason = ESA_R_TOMB;
+	tomb.flags = 0;
+	nout = 0;
+	feed(ps, &tomb, waddr(1, 1));
+	ok(!nout && ps_counter(ps, 0, PS_C_LATE) == 1, "a late TOMB without RESEND: ignored");
+
+	res.type = ESA_T_PARTIAL;
+	res.reason = ESA_R_DELIVER;
+	res.seq = 41;
+	nout = 0;
+	feed(ps, &res, waddr(1, 2));
+	ok(nout == 3 && ps_counter(ps, 0, PS_C_DONE_DELIVER) == 1,
+	   "DELIVER: the whole sum to every worker");
+	nout = 0;
+	feed(ps, &res, waddr(1, 2));
+	ok(!nout && ps_counter(ps, 0, PS_C_DUP_RESULT) == 1, "DELIVER again: a duplicate");
+
+	/* policy atp */
+	res.type = ESA_T_RESULT;
+	res.reason = ESA_R_HOLD;
+	res.seq = 42;
+	nout = 0;
+	feed(ps, &res, waddr(1, 0));
+	ok(nout == 1 && oh(0)->type == ESA_T_ACK && ntohs(out[0].to.sin_port) == 7680 &&
+	   out[0].to.sin_addr.s_addr == sin_of("10.255.0.1", 0).sin_addr.s_addr &&
+	   ov(0)[7] == 1007 && be64toh(oh(0)->bitmap) == 7 &&
+	   oh(0)->rank == htons(ESA_RANK_NONE), "HOLD: an ACK with the sum to the switch");
+	rs.seq = 42;
+	nout = 0;
+	feed(ps, &rs, waddr(1, 1));
+	ok(nout == 2 && oh(0)->type == ESA_T_RESULT && oh(1)->type == ESA_T_ACK,
+	   "a resend of a held sum: the sum to the worker, the ACK again (it may be lost)");
+
+	/* job 2 is unaffected */
+	ok(ps_counter(ps, 1, PS_C_RX) == 0, "other jobs untouched");
+	ps_free(ps);
+
+	{	/* no switch address: the ACK cannot go, and that is counted */
+		struct ps_opts o;
+
+		ps_opts_default(&o);
+		o.nvals = NV;
+		ps = new_ps(1, ids, nw, &o);
+		nout = 0;
+		feed(ps, &res, waddr(1, 0));
+		ok(!nout && ps_counter(ps, 0, PS_C_NO_SWITCH) == 1,
+		   "HOLD without --switch: counted as no_switch");
+		ps_free(ps);
+	}
+}
+
+static void test_overflow(void)
+{
+	int ids[1] = { 4 }, nw[1] = { 2 };
+	struct ps *ps = new_ps(1, ids, nw, NULL);
+	struct pkt p = { .type = ESA_T_PARTIAL, .reason = ESA_R_PREEMPT,
+			 .flags = ESA_F_OVERFLOW, .job = 4, .rank = ESA_RANK_NONE,
+			 .bitmap = 1, .seq = 9 };
+	struct pkt a = { .type = ESA_T_COLLISION, .reason = ESA_R_COLLISION, .job = 4,
+			 .rank = 0, .bitmap = 1, .seq = 10 };
+	struct pkt b = a;
+
+	nout = 0;
+	feed(ps, &p, waddr(4, 0));
+	ok(nout == 2 && (oh(0)->flags & ESA_F_OVERFLOW) && oh(0)->type == ESA_T_RESULT,
+	   "a piece flagged overflow: RESULT|OVERFLOW to every worker (they redo)");
+	b.rank = 1;
+	b.bitmap = 2;
+	for (int i = 0; i < NV; i++)
+		a.v[i] = b.v[i] = 0x60000000;
+	nout = 0;
+	feed(ps, &a, waddr(4, 0));
+	feed(ps, &b, waddr(4, 1));
+	ok(nout == 2 && (oh(0)->flags & ESA_F_OVERFLOW) &&
+	   ps_counter(ps, 0, PS_C_DONE_OVERFLOW) == 2,
+	   "a merged sum beyond int32: RESULT|OVERFLOW, never wrapped");
+	ps_free(ps);
+}
+
+static void test_fetch(void)
+{
+	int ids[1] = { 5 }, nw[1] = { 3 };
+	struct ps *ps = new_ps(1, ids, nw, NULL);
+	struct pkt rs = { .type = ESA_T_COLLISION, .reason = ESA_R_RESEND,
+			  .flags = ESA_F_RESEND, .job = 5, .rank = 2, .bitmap = 4, .seq = 77 };
+	struct pkt ans = { .type = ESA_T_RESULT, .job = 5, .rank = 0, .bitmap = 7, .seq = 77 };
+	bool to0 = false, to1 = false, to2 = false;
+
+	nout = 0;
+	feed_at(ps, &rs, waddr(5, 2), 1000000000ULL);
+	ok(!nout, "a first resend of an unknown chunk: kept as a single");
+	feed_at(ps, &rs, waddr(5, 2), 1100000000ULL);
+	for (int o = 0; o < nout; o++) {
+		if (oh(o)->type != ESA_T_FETCH || out[o].len != ESA_HDR_LEN ||
+		    oh(o)->bitmap || oh(o)->count || ntohl(oh(o)->seq) != 77)
+			continue;
+		to0 |= out[o].to.sin_addr.s_addr == waddr(5, 0).sin_addr.s_addr;
+		to1 |= out[o].to.sin_addr.s_addr == waddr(5, 1).sin_addr.s_addr;
+		to2 |= out[o].to.sin_addr.s_addr == waddr(5, 2).sin_addr.s_addr;
+	}
+	ok(nout == 2 && to0 && to1 && !to2,
+	   "the second resend: FETCH (no values) to the other workers");
+	for (int i = 0; i < NV; i++)
+		ans.v[i] = -i;
+	nout = 0;
+	feed(ps, &ans, sin_of("10.0.9.9", 5000));
+	ok(!nout && ps_counter(ps, 0, PS_C_DROP_SOURCE) == 1,
+	   "an answer from an address that is no worker: dropped");
+	feed(ps, &ans, waddr(5, 1));
+	ok(!nout && ps_counter(ps, 0, PS_C_DROP_HEADER) == 1,
+	   "an answer claiming rank 0 from rank 1's address: dropped");
+	feed(ps, &ans, waddr(5, 0));
+	ok(nout == 1 && out[0].to.sin_addr.s_addr == waddr(5, 2).sin_addr.s_addr &&
+	   ov(0)[9] == -9 && ps_counter(ps, 0, PS_C_DONE_FETCHED) == 1,
+	   "rank 0's answer: delivered to rank 2, which asked");
+	nout = 0;
+	feed(ps, &rs, waddr(5, 2));
+	ok(nout == 1 && ov(0)[9] == -9, "and kept: the next resend is answered");
+	ps_free(ps);
+}
+
+static void test_memory(void)
+{
+	int ids[1] = { 6 }, nw[1] = { 4 };
+	struct ps_opts o;
+	struct ps *ps;
+	bool bounded = true;
+
+	ps_opts_default(&o);
+	o.nvals = NV;
+	o.cache = 64;
+	o.pending = 32;
+	o.have_sw = true;	/* result copies come from the switch's address */
+	o.sw = sin_of("10.255.0.1", ESA_DEFAULT_PORT);
+	ps = new_ps(1, ids, nw, &o);
+	for (uint32_t c = 0; c < 1000; c++) {
+		struct pkt s = { .type = ESA_T_COLLISION, .reason = ESA_R_COLLISION, .job = 6,
+				 .rank = c % 4, .bitmap = 1ULL << (c % 4), .seq = c };
+		struct pkt r = { .type = ESA_T_RESULT, .job = 6, .rank = ESA_RANK_NONE,
+				 .bitmap = 15, .seq = 100000 + c };
+
+		feed(ps, &s, waddr(6, c % 4));
+		feed(ps, &r, sin_of("10.255.0.1", 7680));
+		bounded &= ps_pending(ps, 0) <= 32 && ps_cached(ps, 0) <= 64;
+	}
+	ok(bounded && ps_counter(ps, 0, PS_C_DROP_SOURCE) == 0 && ps_counter(ps, 0, PS_C_PENDING_EVICTED) == 1000 - 32 &&
+	   ps_counter(ps, 0, PS_C_CACHE_EVICTED) == 1000 - 64 &&
+	   ps_lookup(ps, 0, 100999, NULL, NULL) && !ps_lookup(ps, 0, 100000, NULL, NULL),
+	   "memory bounded: 32 pending and 64 results kept, oldest evicted and counted");
+	ps_free(ps);
+}
+
+static void test_learn_port(void)
+{
+	struct ps_opts o;
+	struct ps_job_cfg j = { .id = 9, .nworkers = 2 };
+	struct ps *ps;
+	char err[128];
+	struct pkt a = { .type = ESA_T_COLLISION, .reason = ESA_R_COLLISION, .job = 9,
+			 .rank = 0, .bitmap = 1, .seq = 1 };
+	struct pkt b = a;
+
+	ps_opts_default(&o);
+	o.nvals = NV;
+	ps = ps_new(&o, tx, NULL);
+	j.ps = sin_of("10.0.99.1", 9000);
+	j.rank[0] = sin_of("10.0.9.1", 0);
+	j.rank[1] = sin_of("10.0.9.2", 6000);
+	ps_add_job(ps, &j, err, sizeof(err));
+	b.rank = 1;
+	b.bitmap = 2;
+	nout = 0;
+	feed(ps, &a, sin_of("10.0.9.1", 4321));
+	feed(ps, &b, sin_of("10.0.9.2", 6000));
+	ok(nout == 2 && ntohs(out[0].to.sin_port) == 4321 && ntohs(out[1].to.sin_port) == 6000,
+	   "a worker registered without a port: learnt from its own packets");
+	ps_free(ps);
+}
+
+/* Malformed, mutated and random packets: all counted, none kills the PS. */
+static void test_fuzz(void)
+{
+	int ids[2] = { 1, 2 }, nw[2] = { 3, 4 };
+	struct ps *ps = new_ps(2, ids, nw, NULL);
+	uint8_t buf[ESA_HDR_LEN + 4 * NV + 64];
+	struct pkt base = { .type = ESA_T_COLLISION, .reason = ESA_R_COLLISION, .job = 1,
+			    .rank = 1, .bitmap = 2, .seq = 3 };
+	uint64_t drops = 0, rx, good_done;
+	struct {
+		const char *what;
+		int counter;
+		void (*mut)(uint8_t *b, size_t *len);
+	} cases[] = {
+		{ "short", PS_C_DROP_SHORT, NULL },
+		{ "version", PS_C_DROP_VERSION, NULL },
+		{ "job", PS_C_DROP_JOB, NULL },
+		{ "type", PS_C_DROP_TYPE, NULL },
+		{ "count", PS_C_DROP_COUNT, NULL },
+		{ "header", PS_C_DROP_HEADER, NULL },
+	};
+	bool each = true;
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct esa_hdr *h = (struct esa_hdr *)buf;
+		size_t len = build(&base, buf);
+		uint64_t before = ps_counter(ps, -2, cases[k].counter);
+
+		switch (k) {
+		case 0: len = 10; break;
+		case 1: h->version = 2; break;
+		case 2: h->job = htons(77); break;
+		case 3: h->type = ESA_T_DATA; break;
+		case 4: h->count = htons(NV + 8); break;
+		case 5: h->bitmap = htobe64(6); break;
+		}
+		ps_rx(ps, buf, len, &(struct sockaddr_in){ .sin_family = AF_INET,
+			.sin_addr = waddr(1, 1).sin_addr }, 0);
+		each &= ps_counter(ps, -2, cases[k].counter) == before + 1;
+	}
+	ok(each, "each malformation counted under its own reason (short, version, job, "
+	   "type, count, header)");
+
+	nout = 0;
+	for (int i = 0; i < 200000; i++) {
+		size_t len = build(&base, buf);
+		struct sockaddr_in src = waddr(1 + rnd() % 2, rnd() % 4);
+
+		switch (rnd() % 4) {
+		case 0:	/* random bytes */
+			len = rnd() % sizeof(buf);
+			for (size_t k = 0; k < len; k++)
+				buf[k] = rnd();
+			break;
+		case 1:	/* flip a few header bits */
+			for (int k = 0; k < 1 + (int)(rnd() % 3); k++)
+				buf[rnd() % ESA_HDR_LEN] ^= 1 << (rnd() % 8);
+			break;
+		case 2:	/* a random header field value */
+			buf[rnd() % ESA_HDR_LEN] = rnd();
+			buf[5] = 1 + rnd() % 2;	/* a known job, mostly */
+			break;
+		default:	/* truncated or padded */
+			len = rnd() % (len + 32);
+			break;
+		}
+		ps_rx(ps, buf, len, &src, i * 1000ULL);
+	}
+	for (int c = PS_C_DROP_SHORT; c <= PS_C_DROP_SOURCE; c++)
+		drops += ps_counter(ps, -2, c);
+	rx = ps_counter(ps, -2, PS_C_RX);
+	ok(rx == 200000 + 6 && drops > 100000,
+	   "200000 random and mutated packets: every one received and %llu dropped with "
+	   "a reason", (unsigned long long)drops);
+	/* still serving: a fresh chunk of job 2 completes exactly */
+	good_done = ps_counter(ps, 1, PS_C_DONE_MERGED);
+	nout = 0;
+	for (int r = 0; r < 4; r++) {
+		struct pkt p = { .type = ESA_T_COLLISION, .reason = ESA_R_COLLISION, .job = 2,
+				 .rank = r, .bitmap = 1ULL << r, .seq = 0x7fff0000 };
+
+		for (int i = 0; i < NV; i++)
+			p.v[i] = r + i;
+		feed(ps, &p, waddr(2, r));
+	}
+	ok(ps_counter(ps, 1, PS_C_DONE_MERGED) == good_done + 1 && nout == 4 &&
+	   ov(0)[1] == 0 + 1 + 2 + 3 + 4, "and then still serves: a new chunk completes exactly");
+	ps_print_stats(ps, stderr, false);
+	ps_free(ps);
+}
+
+int main(void)
+{
+	printf("TAP version 13\n");
+	test_parse();
+	test_overlap_exact();
+	test_merge_random();
+	test_whole_sums();
+	test_overflow();
+	test_fetch();
+	test_memory();
+	test_learn_port();
+	test_fuzz();
+	printf("1..%d\n", tests);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * esa-ps - the parameter server of ESA jobs: one daemon for many jobs.
+ *
+ *   esa-ps [ OPTIONS ] [ job ID ps IP:PORT workers IP[:PORT]... ]...
+ *
+ * Jobs are given with the words of `esactl job add` (max-prio, lease and
+ * region are accepted and ignored: they are the switch's), on the command
+ * line or in a file (-c).  The PS binds every distinct PS address of its
+ * jobs, finishes what the switch hands it (docs/protocol.md, "The PS") and
+ * counts everything it drops.  SIGUSR1 prints the counters; SIGINT/SIGTERM
+ * print them and exit.  docs/ps.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include "ps.h"
+
+#define BATCH		64
+#define MAX_SOCKS	64
+#define BUFSZ		2048
+
+struct sock {
+	int	fd;
+	struct sockaddr_in addr;
+	/* outgoing batch */
+	struct mmsghdr msg[BATCH];
+	struct iovec iov[BATCH];
+	struct sockaddr_in to[BATCH];
+	uint8_t	buf[BATCH][BUFSZ];
+	int	n;
+};
+
+static struct sock socks[MAX_SOCKS];
+static int nsocks;
+static volatile sig_atomic_t want_stats, want_exit;
+static const char *prog = "esa-ps";
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void usage(int rc)
+{
+	fprintf(rc ? stderr : stdout,
+		"usage: esa-ps [ OPTIONS ] [ job ID ps IP:PORT workers IP[:PORT]... ]...\n"
+		"  -c, --config FILE      jobs and options from FILE (the same words,\n"
+		"                         options without their dashes: \"switch IP\")\n"
+		"  -s, --switch IP[:PORT] the switch's service address (port 7680): results\n"
+		"                         come from it, policy atp's ACKs go to it\n"
+		"  -v, --values N         values per packet: the switch's (256)\n"
+		"      --cache N          results kept per job (4096)\n"
+		"      --pending N        unfinished chunks kept per job (1024)\n"
+		"      --any-source       take packets from any address (default: only\n"
+		"                         the jobs' workers and the switch)\n"
+		"  -i, --stats-interval S print the counters every S seconds\n"
+		"  -j, --json             counters as JSON\n"
+		"  -q, --quiet            no startup line\n"
+		"Job words are esactl's: max-prio, lease and region are accepted and\n"
+		"ignored.  SIGUSR1 prints the counters; SIGINT/SIGTERM print them, exit.\n");
+	exit(rc);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void tx(void *ctx, const struct sockaddr_in *from, const struct sockaddr_in *to,
+	       const void *buf, size_t len);
+
+static void flush_sock(struct ps *ps, struct sock *s)
+{
+	int sent = 0;
+
+	while (sent < s->n) {
+		int m = sendmmsg(s->fd, s->msg + sent, s->n - sent, 0);
+
+		if (m < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == ENOBUFS) {
+				struct pollfd p = { .fd = s->fd, .events = POLLOUT };
+
+				poll(&p, 1, 10);
+				continue;
+			}
+			/* unreachable destination and the like: count, go on */
+			ps_note(ps, PS_C_TX_ERROR);
+			sent++;
+			continue;
+		}
+		sent += m;
+	}
+	s->n = 0;
+}
+
+static struct ps *the_ps;
+
+static void tx(void *ctx, const struct sockaddr_in *from, const struct sockaddr_in *to,
+	       const void *buf, size_t len)
+{
+	struct sock *s = NULL;
+
+	for (int i = 0; i < nsocks; i++) {
+		if (socks[i].addr.sin_addr.s_addr == from->sin_addr.s_addr &&
+		    socks[i].addr.sin_port == from->sin_port) {
+			s = &socks[i];
+			break;
+		}
+	}
+	if (!s || len > BUFSZ)
+		return;
+	if (s->n == BATCH)
+		flush_sock(the_ps, s);
+	memcpy(s->buf[s->n], buf, len);
+	s->to[s->n] = *to;
+	s->iov[s->n].iov_base = s->buf[s->n];
+	s->iov[s->n].iov_len = len;
+	s->msg[s->n].msg_hdr.msg_iov = &s->iov[s->n];
+	s->msg[s->n].msg_hdr.msg_iovlen = 1;
+	s->msg[s->n].msg_hdr.msg_name = &s->to[s->n];
+	s->msg[s->n].msg_hdr.msg_namelen = sizeof(s->to[s->n]);
+	s->n++;
+	(void)ctx;
+}
+
+static int open_sock(const struct sockaddr_in *a)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int big = 8 << 20;
+	char ip[INET_ADDRSTRLEN];
+
+	if (fd < 0)
+		die("socket: %s", strerror(errno));
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+	if (bind(fd, (const struct sockaddr *)a, sizeof(*a))) {
+		inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+		die("cannot bind %s:%u: %s", ip, ntohs(a->sin_port), strerror(errno));
+	}
+	return fd;
+}
+
+static void on_signal(int sig)
+{
+	if (sig == SIGUSR1)
+		want_stats = 1;
+	else
+		want_exit = 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Configuration                                                       */
+/* ------------------------------------------------------------------ */
+
+struct words {
+	char	**w;
+	int	n, cap;
+};
+
+static void words_add(struct words *ws, const char *s)
+{
+	if (ws->n == ws->cap) {
+		ws->cap = ws->cap ? 2 * ws->cap : 64;
+		ws->w = realloc(ws->w, ws->cap * sizeof(*ws->w));
+		if (!ws->w)
+			die("out of memory");
+	}
+	ws->w[ws->n++] = strdup(s);
+}
+
+static void read_config(const char *path, struct words *ws)
+{
+	char line[4096];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		die("%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		char *save, *t;
+
+		if (strchr(line, '#'))
+			*strchr(line, '#') = 0;
+		for (t = strtok_r(line, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save))
+			words_add(ws, t);
+	}
+	fclose(f);
+}
+
+struct opts {
+	struct ps_opts ps;
+	int	interval;
+	bool	json, quiet;
+};
+
+static int to_int(const char *what, const char *s, long lo, long hi)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s ? s : "", &end, 0);
+	if (!s || !*s || *end || errno || v < lo || v > hi)
+		die("%s \"%s\" is not a number in %ld..%ld", what, s ? s : "", lo, hi);
+	return v;
+}
+
+static void set_switch(struct opts *o, const char *s)
+{
+	char buf[64], *colon;
+
+	if (!s || strlen(s) >= sizeof(buf))
+		die("switch needs IP[:PORT]");
+	strcpy(buf, s);
+	colon = strchr(buf, ':');
+	memset(&o->ps.sw, 0, sizeof(o->ps.sw));
+	o->ps.sw.sin_family = AF_INET;
+	o->ps.sw.sin_port = htons(colon ? to_int("switch port", colon + 1, 1, 65535) :
+					 ESA_DEFAULT_PORT);
+	if (colon)
+		*colon = 0;
+	if (inet_pton(AF_INET, buf, &o->ps.sw.sin_addr) != 1)
+		die("switch \"%s\" is not IP[:PORT]", s);
+	o->ps.have_sw = true;
+}
+
+/* An option word of the config file (without dashes). */
+static int file_option(struct opts *o, char **w, int n)
+{
+	const char *k = w[0], *v = n > 1 ? w[1] : NULL;
+
+	if (!strcmp(k, "switch"))
+		set_switch(o, v);
+	else if (!strcmp(k, "values"))
+		o->ps.nvals = to_int("values", v, ESA_VALUES_ALIGN, ESA_MAX_VALUES);
+	else if (!strcmp(k, "cache"))
+		o->ps.cache = to_int("cache", v, 1, 1 << 24);
+	else if (!strcmp(k, "pending"))
+		o->ps.pending = to_int("pending", v, 1, 1 << 24);
+	else if (!strcmp(k, "any-source"))
+		return (o->ps.any_source = true), 1;
+	else
+		die("unknown word \"%s\" (jobs start with \"job\")", k);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "switch", required_argument, NULL, 's' },
+		{ "values", required_argument, NULL, 'v' },
+		{ "cache", required_argument, NULL, 'C' },
+		{ "pending", required_argument, NULL, 'P' },
+		{ "any-source", no_argument, NULL, 'A' },
+		{ "stats-interval", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct words file = { 0 }, cmd = { 0 };
+	struct ps_job_cfg jobs[256];
+	struct sigaction sa = { 0 };
+	uint64_t next_stats = 0;
+	int njobs = 0, opt;
+	struct opts o = { 0 };
+	char err[256];
+	uint8_t *rbuf;
+	struct mmsghdr rmsg[BATCH];
+	struct iovec riov[BATCH];
+	struct sockaddr_in rsrc[BATCH];
+	struct pollfd pfd[MAX_SOCKS];
+	struct ps *ps;
+
+	ps_opts_default(&o.ps);
+	while ((opt = getopt_long(argc, argv, "+c:s:v:i:jqh", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'c': read_config(optarg, &file); break;
+		case 's': set_switch(&o, optarg); break;
+		case 'v': o.ps.nvals = to_int("values", optarg, ESA_VALUES_ALIGN, ESA_MAX_VALUES); break;
+		case 'C': o.ps.cache = to_int("cache", optarg, 1, 1 << 24); break;
+		case 'P': o.ps.pending = to_int("pending", optarg, 1, 1 << 24); break;
+		case 'A': o.ps.any_source = true; break;
+		case 'i': o.interval = to_int("stats-interval", optarg, 1, 86400); break;
+		case 'j': o.json = true; break;
+		case 'q': o.quiet = true; break;
+		case 'h': usage(0); break;
+		default: usage(2);
+		}
+	}
+	if (o.ps.nvals % ESA_VALUES_ALIGN)
+		die("values must be a multiple of %d", ESA_VALUES_ALIGN);
+	for (int i = optind; i < argc; i++)
+		words_add(&cmd, argv[i]);
+	/* The file's options, then every job of the file and the command line. */
+	for (struct words *ws = &file; ws; ws = ws == &file ? &cmd : NULL) {
+		for (int i = 0; i < ws->n;) {
+			int used;
+
+			if (strcmp(ws->w[i], "job")) {
+				if (ws == &cmd)
+					die("unknown argument \"%s\" (jobs start with \"job\")",
+					    ws->w[i]);
+				i += file_option(&o, ws->w + i, ws->n - i);
+				continue;
+			}
+			if (njobs == 256)
+				die("at most 256 jobs");
+			used = ps_parse_job(ws->n - i, ws->w + i, &jobs[njobs], err, sizeof(err));
+			if (used < 0)
+				die("%s", err);
+			njobs++;
+			i += used;
+		}
+	}
+	if (!njobs)
+		die("no jobs (try esa-ps --help)");
+	if (!o.ps.have_sw && !o.ps.any_source)
+		die("the switch's address is needed (--switch IP[:PORT]): results come from it");
+
+	ps = ps_new(&o.ps, tx, NULL);
+	if (!ps)
+		die("out of memory");
+	the_ps = ps;
+	for (int i = 0; i < njobs; i++) {
+		bool have = false;
+
+		if (ps_add_job(ps, &jobs[i], err, sizeof(err)))
+			die("%s", err);
+		for (int k = 0; k < nsocks; k++)
+			have |= socks[k].addr.sin_addr.s_addr == jobs[i].ps.sin_addr.s_addr &&
+				socks[k].addr.sin_port == jobs[i].ps.sin_port;
+		if (have)
+			continue;
+		if (nsocks == MAX_SOCKS)
+			die("at most %d PS addresses", MAX_SOCKS);
+		socks[nsocks].addr = jobs[i].ps;
+		socks[nsocks].fd = open_sock(&jobs[i].ps);
+		nsocks++;
+	}
+
+	sa.sa_handler = on_signal;
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	rbuf = malloc(BATCH * BUFSZ);
+	if (!rbuf)
+		die("out of memory");
+	for (int i = 0; i < BATCH; i++) {
+		riov[i].iov_base = rbuf + i * BUFSZ;
+		riov[i].iov_len = BUFSZ;
+		rmsg[i].msg_hdr.msg_iov = &riov[i];
+		rmsg[i].msg_hdr.msg_iovlen = 1;
+		rmsg[i].msg_hdr.msg_name = &rsrc[i];
+	}
+	for (int k = 0; k < nsocks; k++) {
+		pfd[k].fd = socks[k].fd;
+		pfd[k].events = POLLIN;
+	}
+	if (!o.quiet) {
+		fprintf(stderr, "%s: serving %d job%s on %d address%s, %d values, cache %u, "
+			"pending %u per job\n", prog, njobs, njobs > 1 ? "s" : "", nsocks,
+			nsocks > 1 ? "es" : "", o.ps.nvals, o.ps.cache, o.ps.pending);
+	}
+	if (o.interval)
+		next_stats = now_ns() + o.interval * 1000000000ULL;
+
+	while (!want_exit) {
+		int rc = poll(pfd, nsocks, 200);
+
+		if (rc < 0 && errno != EINTR)
+			die("poll: %s", strerror(errno));
+		for (int k = 0; rc > 0 && k < nsocks; k++) {
+			if (!(pfd[k].revents & POLLIN))
+				continue;
+			for (int round = 0; round < 16; round++) {
+				uint64_t t = now_ns();
+				int m;
+
+				for (int i = 0; i < BATCH; i++)
+					rmsg[i].msg_hdr.msg_namelen = sizeof(rsrc[i]);
+				m = recvmmsg(socks[k].fd, rmsg, BATCH, MSG_DONTWAIT, NULL);
+				if (m <= 0)
+					break;
+				for (int i = 0; i < m; i++)
+					ps_rx(ps, riov[i].iov_base, rmsg[i].msg_len, &rsrc[i], t);
+				for (int s = 0; s < nsocks; s++)
+					if (socks[s].n)
+						flush_sock(ps, &socks[s]);
+				if (m < BATCH)
+					break;
+			}
+		}
+		if (want_stats) {
+			want_stats = 0;
+			ps_print_stats(ps, stdout, o.json);
+		}
+		if (o.interval && now_ns() >= next_stats) {
+			next_stats += o.interval * 1000000000ULL;
+			ps_print_stats(ps, stdout, o.json);
+		}
+	}
+	ps_print_stats(ps, stdout, o.json);
+	ps_free(ps);
+	return 0;
+}

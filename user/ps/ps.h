@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The parameter server's logic (ps_core.c), without sockets: packets in
+ * through ps_rx(), packets out through a callback.  esa-ps (esa_ps.c) wraps
+ * it in a daemon; the unit tests drive it directly.  docs/ps.md.
+ */
+#ifndef ESA_PS_H
+#define ESA_PS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <netinet/in.h>
+#include <linux/esa.h>
+
+/* What the PS counts, per job (and a row for packets of no known job). */
+enum ps_counter {
+	PS_C_RX,		/* packets received */
+	PS_C_RX_RESULT,		/* RESULT copies from the switch */
+	PS_C_RX_HOLD,		/* RESULT/HOLD (policy atp) */
+	PS_C_RX_PARTIAL,	/* PARTIAL */
+	PS_C_RX_COLLISION,	/* COLLISION (single ranks) */
+	PS_C_RX_FETCHED,	/* RESULT from a worker, answering a FETCH */
+	PS_C_DONE_SWITCH,	/* chunks the switch completed (its copy kept) */
+	PS_C_DONE_DELIVER,	/* whole sums the PS delivered (DELIVER) */
+	PS_C_DONE_MERGED,	/* chunks the PS completed by the merge rule */
+	PS_C_DONE_FETCHED,	/* chunks recovered from a worker's copy */
+	PS_C_DONE_OVERFLOW,	/* chunks whose sum is not representable */
+	PS_C_RESULT_TX,		/* RESULT packets sent to workers */
+	PS_C_RESEND_ANSWER,	/* ... of which answers to a resend */
+	PS_C_ACK_TX,		/* ACKs sent to the switch (policy atp) */
+	PS_C_FETCH_TX,		/* FETCH packets sent to workers */
+	PS_C_DUP_RESULT,	/* sums of chunks already known */
+	PS_C_DUP_SINGLE,	/* a rank already kept for the chunk */
+	PS_C_OVERLAP,		/* partials sharing a rank with a kept one */
+	PS_C_LATE,		/* pieces of chunks already complete */
+	PS_C_PENDING_EVICTED,	/* unfinished chunks dropped for memory */
+	PS_C_CACHE_EVICTED,	/* results dropped from the cache for memory */
+	PS_C_DROP_SHORT,	/* drops: shorter than a header */
+	PS_C_DROP_VERSION,	/* drops: wrong version */
+	PS_C_DROP_JOB,		/* drops: unknown job */
+	PS_C_DROP_TYPE,		/* drops: a type the PS does not take */
+	PS_C_DROP_COUNT,	/* drops: count or length not the deployment's */
+	PS_C_DROP_HEADER,	/* drops: bad flags, rank, bitmap, reason */
+	PS_C_DROP_SOURCE,	/* drops: source neither a worker nor the switch */
+	PS_C_NO_SWITCH,		/* ACK needed but no --switch address */
+	PS_C_NO_PORT,		/* result for a rank whose port is unknown */
+	PS_C_TX_ERROR,		/* packets the socket refused */
+	__PS_C_MAX,
+};
+
+extern const char *const ps_counter_names[__PS_C_MAX];
+
+struct ps_job_cfg {
+	uint16_t id;
+	int	nworkers;
+	struct sockaddr_in ps;				/* the job's PS address */
+	struct sockaddr_in rank[ESA_MAX_WORKERS];	/* port 0: learnt */
+};
+
+struct ps_opts {
+	int	nvals;		/* values per packet (the switch's) */
+	uint32_t cache;		/* results kept per job */
+	uint32_t pending;	/* unfinished chunks kept per job */
+	struct sockaddr_in sw;	/* the switch, for ACKs (policy atp) */
+	bool	have_sw;
+	bool	any_source;	/* accept packets from any source */
+	uint32_t fetch_gap_ms;	/* at most one FETCH round per chunk this often */
+};
+
+/* Send buf from the job's PS address `from` to `to`. */
+typedef void (*ps_tx_fn)(void *ctx, const struct sockaddr_in *from,
+			 const struct sockaddr_in *to, const void *buf, size_t len);
+
+struct ps;
+
+void ps_opts_default(struct ps_opts *o);
+struct ps *ps_new(const struct ps_opts *o, ps_tx_fn tx, void *ctx);
+void ps_free(struct ps *ps);
+
+/*
+ * Parse "job ID ps IP:PORT workers IP[:PORT]... [max-prio N] [lease MS]
+ * [region BASE SIZE]" (esactl's words; the switch-only ones are accepted and
+ * ignored) from argv[0..argc).  Returns the number of words used, or -1 with
+ * a reason in err.
+ */
+int ps_parse_job(int argc, char **argv, struct ps_job_cfg *j, char *err, size_t len);
+int ps_add_job(struct ps *ps, const struct ps_job_cfg *j, char *err, size_t len);
+int ps_njobs(const struct ps *ps);
+const struct ps_job_cfg *ps_job(const struct ps *ps, int i);
+
+/* One packet that arrived from src. */
+void ps_rx(struct ps *ps, const uint8_t *buf, size_t len, const struct sockaddr_in *src,
+	   uint64_t now_ns);
+
+/* Count an event of no particular job (e.g. a send error). */
+void ps_note(struct ps *ps, int counter);
+/* Counters of job index i (0..ps_njobs-1), -1: packets of no job, -2: total. */
+uint64_t ps_counter(const struct ps *ps, int i, int counter);
+/* Print every counter, text (non-zero ones) or JSON. */
+void ps_print_stats(const struct ps *ps, FILE *f, bool json);
+/* Chunks currently kept (tests check the memory bounds). */
+uint32_t ps_cached(const struct ps *ps, int i);
+uint32_t ps_pending(const struct ps *ps, int i);
+/* The kept result of a chunk: 1 and values/flags, or 0. */
+int ps_lookup(const struct ps *ps, int i, uint32_t seq, int32_t *vals, uint8_t *flags);
+
+#endif /* ESA_PS_H */

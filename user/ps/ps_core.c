@@ -1,0 +1,987 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The parameter server's rules (docs/protocol.md, "The PS"), per (job, chunk):
+ *
+ * - a RESULT copy from the switch, or a whole sum (DELIVER, or a flush that
+ *   completed it) is the answer: kept in a bounded cache to answer resends;
+ *   a whole sum is also sent to every worker; policy atp's HOLD is acked;
+ * - partials and single ranks merge: multi-rank partials are kept only while
+ *   disjoint, singles per rank; complete when they cover every rank; the sum
+ *   is the kept partials plus the singles they do not cover (no rank twice);
+ * - a resend of a known chunk is answered with its result; from a rank's
+ *   second resend of a chunk the PS cannot finish, the other workers are
+ *   asked for their copy (FETCH), since the sum may have completed in the
+ *   switch while the PS's copy was lost;
+ * - ESA_F_OVERFLOW on any piece makes the answer an overflow result: the
+ *   workers redo the chunk.
+ *
+ * Memory is bounded per job: `cache` results and `pending` unfinished
+ * chunks, each kept in a ring and evicted oldest first; an evicted piece is
+ * never wrong to lose, since workers resend until they have their result.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "ps.h"
+#include "esa_policy.h"
+
+const char *const ps_counter_names[__PS_C_MAX] = {
+	[PS_C_RX]		= "rx",
+	[PS_C_RX_RESULT]	= "rx_result",
+	[PS_C_RX_HOLD]		= "rx_hold",
+	[PS_C_RX_PARTIAL]	= "rx_partial",
+	[PS_C_RX_COLLISION]	= "rx_collision",
+	[PS_C_RX_FETCHED]	= "rx_fetched",
+	[PS_C_DONE_SWITCH]	= "done_switch",
+	[PS_C_DONE_DELIVER]	= "done_deliver",
+	[PS_C_DONE_MERGED]	= "done_merged",
+	[PS_C_DONE_FETCHED]	= "done_fetched",
+	[PS_C_DONE_OVERFLOW]	= "done_overflow",
+	[PS_C_RESULT_TX]	= "result_tx",
+	[PS_C_RESEND_ANSWER]	= "resend_answers",
+	[PS_C_ACK_TX]		= "ack_tx",
+	[PS_C_FETCH_TX]		= "fetch_tx",
+	[PS_C_DUP_RESULT]	= "dup_results",
+	[PS_C_DUP_SINGLE]	= "dup_singles",
+	[PS_C_OVERLAP]		= "overlaps",
+	[PS_C_LATE]		= "late",
+	[PS_C_PENDING_EVICTED]	= "pending_evicted",
+	[PS_C_CACHE_EVICTED]	= "cache_evicted",
+	[PS_C_DROP_SHORT]	= "drop_short",
+	[PS_C_DROP_VERSION]	= "drop_version",
+	[PS_C_DROP_JOB]		= "drop_job",
+	[PS_C_DROP_TYPE]	= "drop_type",
+	[PS_C_DROP_COUNT]	= "drop_count",
+	[PS_C_DROP_HEADER]	= "drop_header",
+	[PS_C_DROP_SOURCE]	= "drop_source",
+	[PS_C_NO_SWITCH]	= "no_switch",
+	[PS_C_NO_PORT]		= "no_port",
+	[PS_C_TX_ERROR]		= "tx_error",
+};
+
+/* seq -> index, open addressing with linear probing. */
+struct ps_map {
+	uint32_t mask;
+	uint32_t *key;
+	int32_t	*val;		/* -1: empty */
+};
+
+struct ps_result {
+	uint32_t seq;
+	uint8_t	used;
+	uint8_t	flags;		/* ESA_F_OVERFLOW */
+	uint8_t	held;		/* policy atp: acked once, re-ack on resend */
+	uint8_t	resv;
+};
+
+struct ps_pend {
+	uint32_t seq;
+	uint8_t	used;
+	uint8_t	resv[3];
+	uint64_t multi;		/* ranks in kept multi-rank partials */
+	uint64_t single;	/* ranks kept on their own */
+	uint64_t resent;	/* ranks that resent the chunk */
+	uint64_t resent2;	/* ... twice or more */
+	uint64_t fetch_ns;	/* last FETCH round */
+};
+
+struct ps_job {
+	struct ps_job_cfg cfg;
+	uint64_t full;
+	uint64_t c[__PS_C_MAX];
+	/* results */
+	struct ps_result *res;
+	int32_t	*res_vals;	/* cache x nvals */
+	uint32_t res_next, res_used;
+	struct ps_map res_map;
+	/* unfinished chunks */
+	struct ps_pend *pend;
+	int64_t	*pend_msum;	/* pending x nvals */
+	int32_t	*pend_single;	/* pending x nworkers x nvals */
+	uint32_t pend_next, pend_used;
+	struct ps_map pend_map;
+};
+
+struct ps {
+	struct ps_opts o;
+	ps_tx_fn tx;
+	void	*ctx;
+	struct ps_job **jobs;
+	int	njobs;
+	int16_t	*by_id;		/* 65536: job index + 1, 0: none */
+	uint64_t nojob[__PS_C_MAX];
+	uint32_t *srcs;		/* addresses allowed to send (sorted) */
+	int	nsrcs;
+	uint8_t	*txbuf;
+	int64_t	*sum;		/* nvals, scratch */
+};
+
+void ps_opts_default(struct ps_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->nvals = ESA_DEFAULT_VALUES;
+	o->cache = 4096;
+	o->pending = 1024;
+	o->fetch_gap_ms = 20;
+}
+
+/* ------------------------------------------------------------------ */
+/* The maps                                                            */
+/* ------------------------------------------------------------------ */
+
+static int map_init(struct ps_map *m, uint32_t n)
+{
+	uint32_t cap = 16;
+
+	while (cap < 2 * n)
+		cap <<= 1;
+	m->mask = cap - 1;
+	m->key = calloc(cap, sizeof(*m->key));
+	m->val = malloc(cap * sizeof(*m->val));
+	if (!m->key || !m->val)
+		return -ENOMEM;
+	memset(m->val, 0xff, cap * sizeof(*m->val));
+	return 0;
+}
+
+static void map_free(struct ps_map *m)
+{
+	free(m->key);
+	free(m->val);
+}
+
+static uint32_t map_hash(uint32_t k)
+{
+	return esa_hash32(k);
+}
+
+static int32_t map_get(const struct ps_map *m, uint32_t k)
+{
+	for (uint32_t i = map_hash(k) & m->mask;; i = (i + 1) & m->mask) {
+		if (m->val[i] < 0)
+			return -1;
+		if (m->key[i] == k)
+			return m->val[i];
+	}
+}
+
+static void map_put(struct ps_map *m, uint32_t k, int32_t v)
+{
+	uint32_t i;
+
+	for (i = map_hash(k) & m->mask; m->val[i] >= 0 && m->key[i] != k; i = (i + 1) & m->mask)
+		;
+	m->key[i] = k;
+	m->val[i] = v;
+}
+
+/* Remove k; shift back the entries after it that probed past it. */
+static void map_del(struct ps_map *m, uint32_t k)
+{
+	uint32_t i, j;
+
+	for (i = map_hash(k) & m->mask;; i = (i + 1) & m->mask) {
+		if (m->val[i] < 0)
+			return;
+		if (m->key[i] == k)
+			break;
+	}
+	m->val[i] = -1;
+	for (j = (i + 1) & m->mask; m->val[j] >= 0; j = (j + 1) & m->mask) {
+		uint32_t h = map_hash(m->key[j]) & m->mask;
+
+		/* Move j into the hole at i if h is not cyclically in (i, j]. */
+		if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
+			m->key[i] = m->key[j];
+			m->val[i] = m->val[j];
+			m->val[j] = -1;
+			i = j;
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Jobs                                                                */
+/* ------------------------------------------------------------------ */
+
+struct ps *ps_new(const struct ps_opts *o, ps_tx_fn tx, void *ctx)
+{
+	struct ps *ps = calloc(1, sizeof(*ps));
+
+	if (!ps)
+		return NULL;
+	ps->o = *o;
+	if (!ps->o.cache)
+		ps->o.cache = 1;
+	if (!ps->o.pending)
+		ps->o.pending = 1;
+	ps->tx = tx;
+	ps->ctx = ctx;
+	ps->by_id = calloc(65536, sizeof(*ps->by_id));
+	ps->txbuf = calloc(1, ESA_HDR_LEN + 4 * ESA_MAX_VALUES);
+	ps->sum = calloc(ESA_MAX_VALUES, sizeof(*ps->sum));
+	if (!ps->by_id || !ps->txbuf || !ps->sum) {
+		ps_free(ps);
+		return NULL;
+	}
+	return ps;
+}
+
+static void job_free(struct ps_job *j)
+{
+	if (!j)
+		return;
+	free(j->res);
+	free(j->res_vals);
+	map_free(&j->res_map);
+	free(j->pend);
+	free(j->pend_msum);
+	free(j->pend_single);
+	map_free(&j->pend_map);
+	free(j);
+}
+
+void ps_free(struct ps *ps)
+{
+	if (!ps)
+		return;
+	for (int i = 0; i < ps->njobs; i++)
+		job_free(ps->jobs[i]);
+	free(ps->jobs);
+	free(ps->by_id);
+	free(ps->srcs);
+	free(ps->txbuf);
+	free(ps->sum);
+	free(ps);
+}
+
+static int parse_sin(const char *s, struct sockaddr_in *sin, bool need_port)
+{
+	char buf[64], *colon, *end;
+	unsigned long port = 0;
+
+	if (!s || strlen(s) >= sizeof(buf))
+		return -1;
+	strcpy(buf, s);
+	colon = strchr(buf, ':');
+	if (colon) {
+		*colon = 0;
+		port = strtoul(colon + 1, &end, 10);
+		if (!colon[1] || *end || !port || port > 65535)
+			return -1;
+	} else if (need_port) {
+		return -1;
+	}
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	if (inet_pton(AF_INET, buf, &sin->sin_addr) != 1 || !sin->sin_addr.s_addr)
+		return -1;
+	sin->sin_port = htons(port);
+	return 0;
+}
+
+static bool job_word(const char *w)
+{
+	static const char *const kw[] = { "job", "ps", "workers", "max-prio", "lease",
+					  "region", NULL };
+
+	for (int i = 0; kw[i]; i++)
+		if (!strcmp(w, kw[i]))
+			return true;
+	return false;
+}
+
+static bool is_number(const char *s, unsigned long max, unsigned long *v)
+{
+	char *end;
+
+	if (!s || !*s || *s == '-')
+		return false;
+	*v = strtoul(s, &end, 0);
+	return !*end && *v <= max;
+}
+
+int ps_parse_job(int argc, char **argv, struct ps_job_cfg *j, char *err, size_t len)
+{
+	bool have_ps = false;
+	unsigned long v;
+	int i = 0;
+
+	memset(j, 0, sizeof(*j));
+	if (argc < 2 || strcmp(argv[0], "job"))
+		return snprintf(err, len, "expected \"job ID ...\""), -1;
+	if (!is_number(argv[1], 65535, &v))
+		return snprintf(err, len, "job id \"%s\" is not 0..65535", argv[1]), -1;
+	j->id = v;
+	for (i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "job"))
+			break;
+		if (!strcmp(argv[i], "ps")) {
+			if (i + 1 >= argc || parse_sin(argv[i + 1], &j->ps, true))
+				return snprintf(err, len, "job %u: ps needs IP:PORT", j->id), -1;
+			have_ps = true;
+			i++;
+		} else if (!strcmp(argv[i], "workers")) {
+			while (i + 1 < argc && !job_word(argv[i + 1])) {
+				if (j->nworkers == ESA_MAX_WORKERS)
+					return snprintf(err, len, "job %u: more than %d workers",
+							j->id, ESA_MAX_WORKERS), -1;
+				if (parse_sin(argv[i + 1], &j->rank[j->nworkers], false))
+					return snprintf(err, len,
+							"job %u: worker \"%s\" is not IP[:PORT]",
+							j->id, argv[i + 1]), -1;
+				j->nworkers++;
+				i++;
+			}
+		} else if (!strcmp(argv[i], "max-prio") || !strcmp(argv[i], "lease")) {
+			if (i + 1 >= argc || !is_number(argv[i + 1], ~0u, &v))
+				return snprintf(err, len, "job %u: %s needs a number", j->id,
+						argv[i]), -1;
+			i++;	/* the switch's business */
+		} else if (!strcmp(argv[i], "region")) {
+			if (i + 2 >= argc || !is_number(argv[i + 1], ~0u, &v) ||
+			    !is_number(argv[i + 2], ~0u, &v))
+				return snprintf(err, len, "job %u: region needs BASE SIZE", j->id),
+				       -1;
+			i += 2;
+		} else {
+			return snprintf(err, len, "job %u: unknown word \"%s\"", j->id, argv[i]),
+			       -1;
+		}
+	}
+	if (!have_ps)
+		return snprintf(err, len, "job %u needs \"ps IP:PORT\"", j->id), -1;
+	if (!j->nworkers)
+		return snprintf(err, len, "job %u needs \"workers IP[:PORT]...\"", j->id), -1;
+	return i;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int add_src(struct ps *ps, uint32_t ip)
+{
+	uint32_t *n;
+
+	for (int i = 0; i < ps->nsrcs; i++)
+		if (ps->srcs[i] == ip)
+			return 0;
+	n = realloc(ps->srcs, (ps->nsrcs + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	ps->srcs = n;
+	ps->srcs[ps->nsrcs++] = ip;
+	qsort(ps->srcs, ps->nsrcs, sizeof(*ps->srcs), cmp_u32);
+	return 0;
+}
+
+int ps_add_job(struct ps *ps, const struct ps_job_cfg *c, char *err, size_t len)
+{
+	size_t nv = ps->o.nvals;
+	struct ps_job *j, **n;
+
+	if (ps->by_id[c->id])
+		return snprintf(err, len, "job %u given twice", c->id), -EEXIST;
+	if (c->nworkers < 1 || c->nworkers > ESA_MAX_WORKERS)
+		return snprintf(err, len, "job %u: %d workers", c->id, c->nworkers), -EINVAL;
+	for (int a = 0; a < c->nworkers; a++)
+		for (int b = a + 1; b < c->nworkers; b++)
+			if (c->rank[a].sin_addr.s_addr == c->rank[b].sin_addr.s_addr &&
+			    c->rank[a].sin_port == c->rank[b].sin_port)
+				return snprintf(err, len, "job %u: ranks %d and %d share an address",
+						c->id, a, b), -EINVAL;
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		goto nomem;
+	j->cfg = *c;
+	j->full = esa_full_mask(c->nworkers);
+	j->res = calloc(ps->o.cache, sizeof(*j->res));
+	j->res_vals = calloc((size_t)ps->o.cache * nv, sizeof(int32_t));
+	j->pend = calloc(ps->o.pending, sizeof(*j->pend));
+	j->pend_msum = calloc((size_t)ps->o.pending * nv, sizeof(int64_t));
+	j->pend_single = calloc((size_t)ps->o.pending * c->nworkers * nv, sizeof(int32_t));
+	if (!j->res || !j->res_vals || !j->pend || !j->pend_msum || !j->pend_single ||
+	    map_init(&j->res_map, ps->o.cache) || map_init(&j->pend_map, ps->o.pending))
+		goto nomem;
+	n = realloc(ps->jobs, (ps->njobs + 1) * sizeof(*n));
+	if (!n)
+		goto nomem;
+	ps->jobs = n;
+	for (int r = 0; r < c->nworkers; r++)
+		if (add_src(ps, c->rank[r].sin_addr.s_addr))
+			goto nomem;
+	ps->jobs[ps->njobs++] = j;
+	ps->by_id[c->id] = ps->njobs;
+	return 0;
+nomem:
+	job_free(j);
+	snprintf(err, len, "job %u: out of memory (cache %u, pending %u)", c->id,
+		 ps->o.cache, ps->o.pending);
+	return -ENOMEM;
+}
+
+int ps_njobs(const struct ps *ps)
+{
+	return ps->njobs;
+}
+
+const struct ps_job_cfg *ps_job(const struct ps *ps, int i)
+{
+	return i >= 0 && i < ps->njobs ? &ps->jobs[i]->cfg : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Results and pending chunks                                          */
+/* ------------------------------------------------------------------ */
+
+static int32_t *res_vals(struct ps *ps, struct ps_job *j, int32_t i)
+{
+	return j->res_vals + (size_t)i * ps->o.nvals;
+}
+
+/* Keep a result; returns its index. */
+static int32_t res_put(struct ps *ps, struct ps_job *j, uint32_t seq, uint8_t flags,
+		       const int32_t *v)
+{
+	int32_t i = j->res_next;
+	struct ps_result *r = &j->res[i];
+
+	if (r->used) {
+		map_del(&j->res_map, r->seq);
+		j->c[PS_C_CACHE_EVICTED]++;
+		j->res_used--;
+	}
+	j->res_next = (j->res_next + 1) % ps->o.cache;
+	r->seq = seq;
+	r->used = 1;
+	r->flags = flags & ESA_F_OVERFLOW;
+	r->held = 0;
+	if (r->flags)
+		memset(res_vals(ps, j, i), 0, ps->o.nvals * 4);	/* never used */
+	else
+		memcpy(res_vals(ps, j, i), v, ps->o.nvals * 4);
+	map_put(&j->res_map, seq, i);
+	j->res_used++;
+	return i;
+}
+
+static int32_t *pend_single(struct ps *ps, struct ps_job *j, int32_t i, int rank)
+{
+	return j->pend_single + ((size_t)i * j->cfg.nworkers + rank) * ps->o.nvals;
+}
+
+static int64_t *pend_msum(struct ps *ps, struct ps_job *j, int32_t i)
+{
+	return j->pend_msum + (size_t)i * ps->o.nvals;
+}
+
+static void pend_drop(struct ps_job *j, int32_t i)
+{
+	map_del(&j->pend_map, j->pend[i].seq);
+	j->pend[i].used = 0;
+	j->pend_used--;
+}
+
+static int32_t pend_get(struct ps *ps, struct ps_job *j, uint32_t seq, bool create)
+{
+	int32_t i = map_get(&j->pend_map, seq);
+	struct ps_pend *p;
+
+	if (i >= 0 || !create)
+		return i;
+	/* The ring's next entry is the oldest one allocated. */
+	i = j->pend_next;
+	j->pend_next = (j->pend_next + 1) % ps->o.pending;
+	p = &j->pend[i];
+	if (p->used) {
+		pend_drop(j, i);
+		j->c[PS_C_PENDING_EVICTED]++;
+	}
+	memset(p, 0, sizeof(*p));
+	p->seq = seq;
+	p->used = 1;
+	memset(pend_msum(ps, j, i), 0, ps->o.nvals * sizeof(int64_t));
+	map_put(&j->pend_map, seq, i);
+	j->pend_used++;
+	return i;
+}
+
+/* ------------------------------------------------------------------ */
+/* Sending                                                             */
+/* ------------------------------------------------------------------ */
+
+static void hdr(struct esa_hdr *h, uint8_t type, uint8_t flags, uint16_t job,
+		uint64_t bitmap, uint32_t seq, uint16_t count)
+{
+	memset(h, 0, sizeof(*h));
+	h->version = ESA_VERSION;
+	h->type = type;
+	h->flags = flags;
+	h->job = htons(job);
+	h->rank = htons(ESA_RANK_NONE);
+	h->bitmap = htobe64(bitmap);
+	h->seq = htonl(seq);
+	h->count = htons(count);
+}
+
+/* Send result i of job j to the ranks in `to`. */
+static void send_result(struct ps *ps, struct ps_job *j, int32_t i, uint64_t to,
+			bool answer)
+{
+	struct ps_result *r = &j->res[i];
+
+	hdr((struct esa_hdr *)ps->txbuf, ESA_T_RESULT, r->flags, j->cfg.id, j->full, r->seq,
+	    ps->o.nvals);
+	memcpy(ps->txbuf + ESA_HDR_LEN, res_vals(ps, j, i), ps->o.nvals * 4);
+	for (int k = 0; k < j->cfg.nworkers; k++) {
+		if (!(to & (1ULL << k)))
+			continue;
+		if (!j->cfg.rank[k].sin_port) {
+			j->c[PS_C_NO_PORT]++;
+			continue;
+		}
+		ps->tx(ps->ctx, &j->cfg.ps, &j->cfg.rank[k], ps->txbuf,
+		       ESA_HDR_LEN + 4 * ps->o.nvals);
+		j->c[PS_C_RESULT_TX]++;
+		j->c[PS_C_RESEND_ANSWER] += answer;
+	}
+}
+
+/* Policy atp: the held sum back to the switch, which frees its slot. */
+static void send_ack(struct ps *ps, struct ps_job *j, int32_t i)
+{
+	struct ps_result *r = &j->res[i];
+
+	if (!ps->o.have_sw) {
+		j->c[PS_C_NO_SWITCH]++;
+		return;
+	}
+	hdr((struct esa_hdr *)ps->txbuf, ESA_T_ACK, r->flags, j->cfg.id, j->full, r->seq,
+	    ps->o.nvals);
+	memcpy(ps->txbuf + ESA_HDR_LEN, res_vals(ps, j, i), ps->o.nvals * 4);
+	ps->tx(ps->ctx, &j->cfg.ps, &ps->o.sw, ps->txbuf, ESA_HDR_LEN + 4 * ps->o.nvals);
+	r->held = 1;
+	j->c[PS_C_ACK_TX]++;
+}
+
+static void send_fetch(struct ps *ps, struct ps_job *j, uint32_t seq, uint64_t to)
+{
+	hdr((struct esa_hdr *)ps->txbuf, ESA_T_FETCH, 0, j->cfg.id, 0, seq, 0);
+	for (int k = 0; k < j->cfg.nworkers; k++) {
+		if (!(to & (1ULL << k)) || !j->cfg.rank[k].sin_port)
+			continue;
+		ps->tx(ps->ctx, &j->cfg.ps, &j->cfg.rank[k], ps->txbuf, ESA_HDR_LEN);
+		j->c[PS_C_FETCH_TX]++;
+	}
+}
+
+/* The chunk's answer is known: keep it, forget its pieces, tell `to`. */
+static int32_t finish(struct ps *ps, struct ps_job *j, uint32_t seq, uint8_t flags,
+		      const int32_t *v, uint64_t to)
+{
+	int32_t p = map_get(&j->pend_map, seq), i;
+
+	if (p >= 0)
+		pend_drop(j, p);
+	i = res_put(ps, j, seq, flags, v);
+	if (flags & ESA_F_OVERFLOW)
+		j->c[PS_C_DONE_OVERFLOW]++;
+	if (to)
+		send_result(ps, j, i, to, false);
+	return i;
+}
+
+/* ------------------------------------------------------------------ */
+/* The merge rule                                                      */
+/* ------------------------------------------------------------------ */
+
+/* Complete when kept partials and singles cover every rank. */
+static void try_complete(struct ps *ps, struct ps_job *j, int32_t pi)
+{
+	struct ps_pend *p = &j->pend[pi];
+	const int64_t *msum = pend_msum(ps, j, pi);
+	uint64_t own = p->single & ~p->multi;
+	int32_t out[ESA_MAX_VALUES];
+	bool ovf = false;
+	int nv = ps->o.nvals;
+
+	if (((p->multi | p->single) & j->full) != j->full)
+		return;
+	for (int i = 0; i < nv; i++)
+		ps->sum[i] = msum[i];
+	for (int r = 0; r < j->cfg.nworkers; r++) {
+		const int32_t *s;
+
+		if (!(own & (1ULL << r)))
+			continue;
+		s = pend_single(ps, j, pi, r);
+		for (int i = 0; i < nv; i++)
+			ps->sum[i] += s[i];
+	}
+	for (int i = 0; i < nv; i++) {
+		if (ps->sum[i] > INT32_MAX || ps->sum[i] < INT32_MIN)
+			ovf = true;
+		out[i] = (int32_t)ps->sum[i];
+	}
+	j->c[PS_C_DONE_MERGED]++;
+	finish(ps, j, p->seq, ovf ? ESA_F_OVERFLOW : 0, out, j->full);
+}
+
+static void add_single(struct ps *ps, struct ps_job *j, int32_t pi, int rank,
+		       const int32_t *v)
+{
+	struct ps_pend *p = &j->pend[pi];
+
+	if (p->single & (1ULL << rank)) {
+		j->c[PS_C_DUP_SINGLE]++;
+		return;
+	}
+	p->single |= 1ULL << rank;
+	memcpy(pend_single(ps, j, pi, rank), v, ps->o.nvals * 4);
+}
+
+static void add_multi(struct ps *ps, struct ps_job *j, int32_t pi, uint64_t bitmap,
+		      const int32_t *v)
+{
+	struct ps_pend *p = &j->pend[pi];
+	int64_t *msum = pend_msum(ps, j, pi);
+
+	if (p->multi & bitmap) {
+		j->c[PS_C_OVERLAP]++;	/* would count a rank twice */
+		return;
+	}
+	p->multi |= bitmap;
+	for (int i = 0; i < ps->o.nvals; i++)
+		msum[i] += v[i];
+}
+
+/* ------------------------------------------------------------------ */
+/* Receiving                                                           */
+/* ------------------------------------------------------------------ */
+
+static bool src_ok(const struct ps *ps, uint32_t ip)
+{
+	int lo = 0, hi = ps->nsrcs - 1;
+
+	if (ps->o.any_source || (ps->o.have_sw && ip == ps->o.sw.sin_addr.s_addr))
+		return true;
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+
+		if (ps->srcs[mid] == ip)
+			return true;
+		if (ps->srcs[mid] < ip)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return false;
+}
+
+static bool reason_ok(uint8_t type, uint8_t reason, uint64_t bitmap, uint64_t full)
+{
+	switch (type) {
+	case ESA_T_RESULT:
+		return reason == ESA_R_NONE || reason == ESA_R_HOLD;
+	case ESA_T_PARTIAL:
+		if (reason == ESA_R_DELIVER)
+			return bitmap == full;
+		return reason == ESA_R_PREEMPT || reason == ESA_R_FLUSH ||
+		       reason == ESA_R_AGED;
+	case ESA_T_COLLISION:
+		return reason == ESA_R_COLLISION || reason == ESA_R_TOMB ||
+		       reason == ESA_R_RESEND || reason == ESA_R_NOSLOT;
+	}
+	return false;
+}
+
+void ps_rx(struct ps *ps, const uint8_t *buf, size_t len, const struct sockaddr_in *src,
+	   uint64_t now_ns)
+{
+	const struct esa_hdr *h = (const struct esa_hdr *)buf;
+	const int32_t *v = (const int32_t *)(buf + ESA_HDR_LEN);
+	int32_t vals[ESA_MAX_VALUES];
+	uint64_t bitmap, bit;
+	struct ps_job *j;
+	uint16_t rank;
+	int32_t ri, pi;
+	uint32_t seq;
+	int idx;
+
+	if (len < ESA_HDR_LEN) {
+		ps->nojob[PS_C_RX]++;
+		ps->nojob[PS_C_DROP_SHORT]++;
+		return;
+	}
+	if (h->version != ESA_VERSION) {
+		ps->nojob[PS_C_RX]++;
+		ps->nojob[PS_C_DROP_VERSION]++;
+		return;
+	}
+	idx = ps->by_id[ntohs(h->job)];
+	if (!idx) {
+		ps->nojob[PS_C_RX]++;
+		ps->nojob[PS_C_DROP_JOB]++;
+		return;
+	}
+	j = ps->jobs[idx - 1];
+	j->c[PS_C_RX]++;
+	if (!src || src->sin_family != AF_INET || !src_ok(ps, src->sin_addr.s_addr)) {
+		j->c[PS_C_DROP_SOURCE]++;
+		return;
+	}
+	if (h->type != ESA_T_RESULT && h->type != ESA_T_PARTIAL &&
+	    h->type != ESA_T_COLLISION) {
+		j->c[PS_C_DROP_TYPE]++;
+		return;
+	}
+	if (len != ESA_HDR_LEN + 4 * (size_t)ps->o.nvals || ntohs(h->count) != ps->o.nvals) {
+		j->c[PS_C_DROP_COUNT]++;
+		return;
+	}
+	bitmap = be64toh(h->bitmap);
+	rank = ntohs(h->rank);
+	seq = ntohl(h->seq);
+	if ((h->flags & ~ESA_F_MASK) || h->resv || !bitmap || (bitmap & ~j->full) ||
+	    !reason_ok(h->type, h->reason, bitmap, j->full)) {
+		j->c[PS_C_DROP_HEADER]++;
+		return;
+	}
+	/* The values may sit unaligned in the caller's buffer. */
+	memcpy(vals, v, ps->o.nvals * 4);
+	v = vals;
+
+	if (h->type == ESA_T_COLLISION) {
+		/* One rank's own chunk: from that rank's address, unaltered. */
+		if (rank >= j->cfg.nworkers || bitmap != 1ULL << rank ||
+		    (h->flags & ESA_F_OVERFLOW) ||
+		    src->sin_addr.s_addr != j->cfg.rank[rank].sin_addr.s_addr) {
+			j->c[PS_C_DROP_HEADER]++;
+			return;
+		}
+		j->c[PS_C_RX_COLLISION]++;
+		if (!j->cfg.rank[rank].sin_port)
+			j->cfg.rank[rank].sin_port = src->sin_port;	/* learnt */
+		bit = 1ULL << rank;
+		ri = map_get(&j->res_map, seq);
+		if (ri >= 0) {
+			if ((h->flags & ESA_F_RESEND) || h->reason == ESA_R_RESEND) {
+				send_result(ps, j, ri, bit, true);
+				if (j->res[ri].held)
+					send_ack(ps, j, ri);	/* the ack may be lost */
+			} else {
+				j->c[PS_C_LATE]++;
+			}
+			return;
+		}
+		pi = pend_get(ps, j, seq, true);
+		add_single(ps, j, pi, rank, v);
+		if ((h->flags & ESA_F_RESEND) || h->reason == ESA_R_RESEND) {
+			struct ps_pend *p = &j->pend[pi];
+
+			if (p->resent & bit)
+				p->resent2 |= bit;
+			p->resent |= bit;
+		}
+		try_complete(ps, j, pi);
+		pi = map_get(&j->pend_map, seq);
+		if (pi >= 0 && (j->pend[pi].resent2 & bit) &&
+		    now_ns - j->pend[pi].fetch_ns >= ps->o.fetch_gap_ms * 1000000ULL) {
+			/* Second resend and still no sum: maybe the switch
+			 * finished it and our copy was lost.  Ask the others. */
+			j->pend[pi].fetch_ns = now_ns;
+			send_fetch(ps, j, seq, j->full & ~j->pend[pi].resent);
+		}
+		return;
+	}
+
+	if (rank != ESA_RANK_NONE) {
+		/* Only a worker answering a FETCH sends a RESULT with its rank. */
+		if (h->type != ESA_T_RESULT || rank >= j->cfg.nworkers || bitmap != j->full ||
+		    h->reason || src->sin_addr.s_addr != j->cfg.rank[rank].sin_addr.s_addr) {
+			j->c[PS_C_DROP_HEADER]++;
+			return;
+		}
+		j->c[PS_C_RX_FETCHED]++;
+		if (map_get(&j->res_map, seq) >= 0) {
+			j->c[PS_C_DUP_RESULT]++;
+			return;
+		}
+		pi = map_get(&j->pend_map, seq);
+		j->c[PS_C_DONE_FETCHED]++;
+		/* to those that asked, else to everyone but the one who had it */
+		finish(ps, j, seq, h->flags, v,
+		       pi >= 0 && j->pend[pi].resent ? j->pend[pi].resent :
+						       j->full & ~(1ULL << rank));
+		return;
+	}
+
+	if (h->type == ESA_T_RESULT) {
+		if (bitmap != j->full) {
+			j->c[PS_C_DROP_HEADER]++;
+			return;
+		}
+		ri = map_get(&j->res_map, seq);
+		if (h->reason == ESA_R_HOLD) {
+			j->c[PS_C_RX_HOLD]++;
+			if (ri < 0) {
+				j->c[PS_C_DONE_SWITCH]++;
+				ri = finish(ps, j, seq, h->flags, v, 0);
+			} else {
+				j->c[PS_C_DUP_RESULT]++;
+			}
+			send_ack(ps, j, ri);
+			return;
+		}
+		j->c[PS_C_RX_RESULT]++;
+		if (ri >= 0) {
+			j->c[PS_C_DUP_RESULT]++;
+			return;
+		}
+		j->c[PS_C_DONE_SWITCH]++;
+		finish(ps, j, seq, h->flags, v, 0);	/* the workers have it */
+		return;
+	}
+
+	/* PARTIAL */
+	j->c[PS_C_RX_PARTIAL]++;
+	ri = map_get(&j->res_map, seq);
+	if (ri >= 0) {
+		if (h->reason == ESA_R_DELIVER) {
+			j->c[PS_C_DUP_RESULT]++;
+		} else if (h->reason == ESA_R_FLUSH) {
+			/* a resend flushed a late partial: its ranks asked */
+			send_result(ps, j, ri, bitmap, true);
+		} else {
+			j->c[PS_C_LATE]++;
+		}
+		return;
+	}
+	if (h->flags & ESA_F_OVERFLOW) {
+		/* This piece has no representable sum: the workers redo. */
+		finish(ps, j, seq, ESA_F_OVERFLOW, v, j->full);
+		return;
+	}
+	if (bitmap == j->full) {
+		*(h->reason == ESA_R_DELIVER ? &j->c[PS_C_DONE_DELIVER] :
+					       &j->c[PS_C_DONE_MERGED]) += 1;
+		finish(ps, j, seq, 0, v, j->full);
+		return;
+	}
+	pi = pend_get(ps, j, seq, true);
+	if (bitmap & (bitmap - 1))
+		add_multi(ps, j, pi, bitmap, v);
+	else
+		add_single(ps, j, pi, __builtin_ctzll(bitmap), v);
+	try_complete(ps, j, pi);
+}
+
+/* ------------------------------------------------------------------ */
+/* Introspection                                                       */
+/* ------------------------------------------------------------------ */
+
+void ps_note(struct ps *ps, int c)
+{
+	if (c >= 0 && c < __PS_C_MAX)
+		ps->nojob[c]++;
+}
+
+uint64_t ps_counter(const struct ps *ps, int i, int c)
+{
+	uint64_t t;
+
+	if (c < 0 || c >= __PS_C_MAX)
+		return 0;
+	if (i >= 0)
+		return i < ps->njobs ? ps->jobs[i]->c[c] : 0;
+	if (i == -1)
+		return ps->nojob[c];
+	t = ps->nojob[c];
+	for (int k = 0; k < ps->njobs; k++)
+		t += ps->jobs[k]->c[c];
+	return t;
+}
+
+uint32_t ps_cached(const struct ps *ps, int i)
+{
+	return i >= 0 && i < ps->njobs ? ps->jobs[i]->res_used : 0;
+}
+
+uint32_t ps_pending(const struct ps *ps, int i)
+{
+	return i >= 0 && i < ps->njobs ? ps->jobs[i]->pend_used : 0;
+}
+
+int ps_lookup(const struct ps *ps, int i, uint32_t seq, int32_t *vals, uint8_t *flags)
+{
+	struct ps_job *j;
+	int32_t ri;
+
+	if (i < 0 || i >= ps->njobs)
+		return 0;
+	j = ps->jobs[i];
+	ri = map_get(&j->res_map, seq);
+	if (ri < 0)
+		return 0;
+	if (vals)
+		memcpy(vals, j->res_vals + (size_t)ri * ps->o.nvals, ps->o.nvals * 4);
+	if (flags)
+		*flags = j->res[ri].flags;
+	return 1;
+}
+
+static void print_row(FILE *f, const uint64_t *c, bool json)
+{
+	bool first = true;
+
+	for (int k = 0; k < __PS_C_MAX; k++) {
+		if (json) {
+			fprintf(f, "%s\"%s\":%llu", first ? "" : ",", ps_counter_names[k],
+				(unsigned long long)c[k]);
+		} else if (c[k]) {
+			fprintf(f, " %s %llu", ps_counter_names[k], (unsigned long long)c[k]);
+		}
+		first = false;
+	}
+}
+
+void ps_print_stats(const struct ps *ps, FILE *f, bool json)
+{
+	uint64_t tot[__PS_C_MAX];
+
+	for (int k = 0; k < __PS_C_MAX; k++)
+		tot[k] = ps_counter(ps, -2, k);
+	if (json) {
+		fprintf(f, "{\"total\":{");
+		print_row(f, tot, true);
+		fprintf(f, "},\"nojob\":{");
+		print_row(f, ps->nojob, true);
+		fprintf(f, "},\"jobs\":[");
+		for (int i = 0; i < ps->njobs; i++) {
+			fprintf(f, "%s{\"job\":%u,\"cached\":%u,\"pending\":%u,", i ? "," : "",
+				ps->jobs[i]->cfg.id, ps->jobs[i]->res_used,
+				ps->jobs[i]->pend_used);
+			print_row(f, ps->jobs[i]->c, true);
+			fprintf(f, "}");
+		}
+		fprintf(f, "]}\n");
+	} else {
+		fprintf(f, "total:");
+		print_row(f, tot, false);
+		fprintf(f, "\n");
+		for (int i = 0; i < ps->njobs; i++) {
+			fprintf(f, "job %u: cached %u pending %u", ps->jobs[i]->cfg.id,
+				ps->jobs[i]->res_used, ps->jobs[i]->pend_used);
+			print_row(f, ps->jobs[i]->c, false);
+			fprintf(f, "\n");
+		}
+	}
+	fflush(f);
+}
