@@ -61,7 +61,7 @@ demo:
 endif
 
 check:
-	$(Q)scripts/deps.sh build test plot
+	$(Q)scripts/deps.sh build test plot torch
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)selftests/run.sh
 

@@ -1,0 +1,169 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Train a small CNN with DistributedDataParallel, gradients summed by the
+ESA switch (--comm esa) or by gloo (--comm gloo).
+
+One process per rank; run_ddp.sh starts them, each in its own network
+namespace behind the switch.  The data is generated here from the seed:
+16x16 images of four shapes (horizontal bar, vertical bar, diagonal, ring)
+at random places, with noise.  Prints the loss of every step; rank 0 writes
+the losses and the final test accuracy to --out (JSON).
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+
+def shapes(n, seed):
+    """n noisy 16x16 images of four shapes, and their labels."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.zeros(n, 1, 16, 16)
+    y = torch.randint(0, 4, (n,), generator=g)
+    pos = torch.randint(3, 13, (n, 2), generator=g)
+    yy, xx = torch.meshgrid(torch.arange(16), torch.arange(16), indexing="ij")
+    for i in range(n):
+        r, c = int(pos[i, 0]), int(pos[i, 1])
+        if y[i] == 0:
+            x[i, 0, r, max(c - 3, 0):c + 4] = 1
+        elif y[i] == 1:
+            x[i, 0, max(r - 3, 0):r + 4, c] = 1
+        elif y[i] == 2:
+            for k in range(-3, 4):
+                if 0 <= r + k < 16 and 0 <= c + k < 16:
+                    x[i, 0, r + k, c + k] = 1
+        else:
+            d = ((yy - r) ** 2 + (xx - c) ** 2).float().sqrt()
+            x[i, 0] = ((d > 1.5) & (d < 2.8)).float()
+    x += 0.3 * torch.randn(x.shape, generator=g)
+    return x, y
+
+
+def checked_hook(state, bucket):
+    """esa.ddp's hook, checked against gloo: every element of the switch's
+    sum must be within libesa's documented bound of the exact sum (here
+    gloo's float32 sum, whose own rounding is added to the tolerance)."""
+    import esa
+    import esa.ddp
+
+    x = bucket.buffer()
+    ref = x.clone()
+    dist.all_reduce(ref)
+    absmax = x.abs().max().reshape(1)
+    dist.all_reduce(absmax, op=dist.ReduceOp.MAX)
+    fut = esa.ddp.esa_hook(state, bucket)
+    got = fut.value() * state.world_size
+    m, n = absmax.item(), state.world_size
+    # Any block's largest magnitude is at most the bucket's: a valid bound.
+    tol = torch.tensor([esa.error_bound(m, float(v), n) for v in ref.tolist()])
+    tol += n * n * m * 2.0 ** -24
+    err = (got - ref).abs()
+    ratio = (err / tol).max().item()
+    state.worst = max(getattr(state, "worst", 0.0), ratio)
+    if ratio > 1:
+        i = int((err / tol).argmax())
+        raise RuntimeError("element %d: switch %r, gloo %r, error %g over the bound %g"
+                           % (i, got[i].item(), ref[i].item(), err[i].item(),
+                              tol[i].item()))
+    return fut
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(1, 8, 3, padding=1)
+        self.c2 = nn.Conv2d(8, 16, 3, padding=1)
+        self.fc = nn.Linear(16 * 4 * 4, 32)
+        self.out = nn.Linear(32, 4)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.c1(x)), 2)
+        x = F.max_pool2d(F.relu(self.c2(x)), 2)
+        return self.out(F.relu(self.fc(x.flatten(1))))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rank", type=int, required=True)
+    ap.add_argument("--world", type=int, required=True)
+    ap.add_argument("--master", required=True, help="rank 0's ADDR:PORT for gloo")
+    ap.add_argument("--comm", choices=("esa", "gloo"), default="esa")
+    ap.add_argument("--switch", help="the switch's ADDR (--comm esa)")
+    ap.add_argument("--job", type=int, default=1)
+    ap.add_argument("--local", help="this rank's registered ADDR:PORT (--comm esa)")
+    ap.add_argument("--values", type=int, default=256)
+    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--batch", type=int, default=32, help="per rank")
+    ap.add_argument("--lr", type=float, default=0.05)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", help="rank 0: losses and accuracy as JSON")
+    ap.add_argument("--check-bound", action="store_true",
+                    help="--comm esa: check every bucket against gloo's sum")
+    a = ap.parse_args()
+
+    torch.set_num_threads(1)
+    torch.manual_seed(a.seed)
+    addr, port = a.master.rsplit(":", 1)
+    dist.init_process_group("gloo", init_method="tcp://%s:%s" % (addr, port),
+                            rank=a.rank, world_size=a.world,
+                            timeout=datetime.timedelta(seconds=120))
+    model = nn.parallel.DistributedDataParallel(Net())
+    state = None
+    if a.comm == "esa":
+        import esa
+        import esa.ddp
+        worker = esa.Worker(switch=a.switch, job=a.job, rank=a.rank,
+                            workers=a.world, local=a.local, values=a.values)
+        if a.check_bound:
+            state = esa.ddp.EsaHookState(worker)
+            model.register_comm_hook(state, checked_hook)
+        else:
+            state = esa.ddp.register(model, worker)
+
+    x, y = shapes(4096 + 1024, a.seed)
+    xtr, ytr = x[:4096][a.rank::a.world], y[:4096][a.rank::a.world]
+    xte, yte = x[4096:], y[4096:]
+    opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=0.9)
+    losses = []
+    t0 = time.time()
+    per_epoch = len(xtr) // a.batch
+    for step in range(a.steps):
+        i = (step % per_epoch) * a.batch
+        opt.zero_grad()
+        loss = F.cross_entropy(model(xtr[i:i + a.batch]), ytr[i:i + a.batch])
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        print("rank %d step %d loss %.6f" % (a.rank, step, loss.item()), flush=True)
+    with torch.no_grad():
+        acc = (model(xte).argmax(1) == yte).float().mean().item()
+    print("rank %d accuracy %.4f (%d test images) in %.1f s" %
+          (a.rank, acc, len(yte), time.time() - t0), flush=True)
+    if state:
+        print("rank %d buckets through the switch %d, fallbacks %d; %s" %
+              (a.rank, state.buckets_switch, state.buckets_fallback,
+               state.worker.stats()), flush=True)
+        if a.check_bound:
+            print("rank %d every bucket within the quantization bound: largest "
+                  "error %.3g of the bound" % (a.rank, state.worst), flush=True)
+    if a.rank == 0 and a.out:
+        with open(a.out, "w") as f:
+            json.dump({"comm": a.comm, "losses": losses, "accuracy": acc,
+                       "params": sum(p.numel() for p in model.parameters()),
+                       "test_images": len(yte)}, f)
+    dist.destroy_process_group()
+    return 0 if all(math.isfinite(v) for v in losses) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
