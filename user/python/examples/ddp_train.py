@@ -92,6 +92,33 @@ class Net(nn.Module):
         return self.out(F.relu(self.fc(x.flatten(1))))
 
 
+def bench(a, worker, reps=10):
+    """Seconds per allreduce of a.bench floats, gloo and the switch."""
+    t = torch.randn(a.bench)
+    res = {}
+    for name in ("gloo", "esa"):
+        if name == "esa" and not worker:
+            continue
+        dist.barrier()
+        t0 = time.time()
+        for _ in range(reps):
+            if name == "gloo":
+                dist.all_reduce(t)
+            else:
+                worker.allreduce(t)
+        dist.barrier()
+        res[name] = (time.time() - t0) / reps
+        if a.rank == 0:
+            print("allreduce of %d floats (%.1f MB), %d ranks: %s %.1f ms, %.0f MB/s"
+                  % (a.bench, a.bench * 4e-6, a.world, name, res[name] * 1e3,
+                     a.bench * 4e-6 / res[name]), flush=True)
+    if a.rank == 0 and a.out:
+        with open(a.out, "w") as f:
+            json.dump({"floats": a.bench, "ranks": a.world, "seconds": res}, f)
+    dist.destroy_process_group()
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rank", type=int, required=True)
@@ -107,6 +134,9 @@ def main():
     ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", help="rank 0: losses and accuracy as JSON")
+    ap.add_argument("--bench", type=int, metavar="FLOATS",
+                    help="instead of training: time allreduces of FLOATS float32 "
+                         "values with gloo and (--comm esa) the switch")
     ap.add_argument("--check-bound", action="store_true",
                     help="--comm esa: check every bucket against gloo's sum")
     a = ap.parse_args()
@@ -129,6 +159,9 @@ def main():
             model.register_comm_hook(state, checked_hook)
         else:
             state = esa.ddp.register(model, worker)
+
+    if a.bench:
+        return bench(a, state.worker if state else None)
 
     x, y = shapes(4096 + 1024, a.seed)
     xtr, ytr = x[:4096][a.rank::a.world], y[:4096][a.rank::a.world]

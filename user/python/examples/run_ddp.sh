@@ -11,20 +11,23 @@
 #   ns $P-ps 10.8.0.2 --veth-- p0  /  (esa-ps, the job's parameter server)
 #
 # usage: run_ddp.sh [ -n RANKS ] [ -c esa|gloo ] [ -s STEPS ] [ -o OUT.json ] [ -b ] [ -k ]
+#                   [ -B FLOATS ]
 #   -b: check every bucket's sum against gloo's (ddp_train.py --check-bound)
+#   -B: no training: time allreduces of FLOATS values, gloo and the switch
 #   -k: keep the namespaces (for a look at 'esactl stats show' afterwards)
 # Needs root, `make` done, and Debian's python3-torch.
 set -u
 cd "$(dirname "$0")/../../.."
 B=build
 N=3 COMM=esa STEPS=300 OUT= KEEP= CHECK=
-while getopts "n:c:s:o:bk" o; do
+while getopts "n:c:s:o:bkB:" o; do
 	case $o in
 	n) N=$OPTARG ;;
 	c) COMM=$OPTARG ;;
 	s) STEPS=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	b) CHECK=--check-bound ;;
+	B) CHECK="--bench $OPTARG" ;;
 	k) KEEP=1 ;;
 	*) echo "usage: run_ddp.sh [-n RANKS] [-c esa|gloo] [-s STEPS] [-o OUT.json] [-b] [-k]" >&2
 	   exit 2 ;;
