@@ -84,7 +84,8 @@ $(OUTPUT)/esactl: user/esactl/esactl.c $(COMMON) $(HDRS) | $(OUTPUT)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(COMMON) $(LDLIBS) -o $@
 
-$(OUTPUT)/esa_bench: selftests/esa/esa_bench.c selftests/esa/testlib.h $(OUTPUT)/esa_bench.skel.h $(COMMON) $(HDRS) | $(OUTPUT)
+$(OUTPUT)/esa_bench: selftests/esa/esa_bench.c selftests/esa/testlib.h selftests/esa/benchlib.h \
+		$(OUTPUT)/esa_bench.skel.h $(COMMON) $(HDRS) | $(OUTPUT)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) -Iselftests/esa -Ibpf $< $(COMMON) $(LDLIBS) -o $@
 

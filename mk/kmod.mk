@@ -71,7 +71,7 @@ $(VM_BIN)/%: selftests/kmod/%.c selftests/kmod/kmod_test.h selftests/esa/testlib
 		-static $< $(VM_LIBS) $(LDLIBS) -o $@
 
 $(VM_BIN)/esa_kfunc_bench: selftests/kmod/esa_kfunc_bench.c selftests/esa/testlib.h \
-		$(OUTPUT)/esa_bench.skel.h $(VM_LIBS) $(HDRS) | $(VM_BIN)
+		selftests/esa/benchlib.h $(OUTPUT)/esa_bench.skel.h $(VM_LIBS) $(HDRS) | $(VM_BIN)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) -Iselftests/esa -Ibpf -static $< $(VM_LIBS) $(LDLIBS) -o $@
 

@@ -15,43 +15,9 @@
 
 #include "testlib.h"
 #include "esa_bench.h"
-#include "esa_bench.skel.h"
+#include "benchlib.h"
 
 #define JOB	1
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* ns per packet of one run of n packets of the stream through target. */
-static double run_once(struct esa_bench_bpf *b, int target_fd, int ifindex,
-		       const __u8 *pkt, __u32 len, __u32 n)
-{
-	struct xdp_md ctx = { .data_end = len, .ingress_ifindex = ifindex };
-	__u8 buf[2048];
-	__u32 zero = 0;
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = len,
-		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = n);
-
-	/* The stream goes on across runs: chunks are never repeated. */
-	if (bpf_map_update_elem(bpf_map__fd(b->maps.bench_target), &zero,
-				&target_fd, BPF_ANY))
-		return -1;
-	memcpy(buf, pkt, len);
-	if (bpf_prog_test_run_opts(bpf_program__fd(b->progs.bench_drive), &o))
-		return -1;
-	return o.duration;
-}
-
-/* Interference only ever adds time: the fastest run is the cleanest. */
-static double fastest(double *t, int n)
-{
-	qsort(t, n, sizeof(t[0]), cmp_double);
-	return t[0];
-}
 
 struct result {
 	int	nvals;
@@ -156,13 +122,13 @@ static int bench_one(struct t_net *net, int nvals, int workers, __u32 n,
 	res->nvals = nvals;
 	for (int r = 0; r < rounds; r++) {
 		b->bss->bench_ack = 0;
-		tx[r] = run_once(b, bpf_program__fd(b->progs.bench_tx), net->sw0, pkt, len, n);
-		add[r] = run_once(b, bpf_program__fd(b->progs.bench_add), net->sw0, pkt, len, n);
-		es[r] = run_once(b, e.prog_fd, net->sw0, pkt, len, n);
+		tx[r] = bench_run(b, bpf_program__fd(b->progs.bench_tx), net->sw0, pkt, len, n);
+		add[r] = bench_run(b, bpf_program__fd(b->progs.bench_add), net->sw0, pkt, len, n);
+		es[r] = bench_run(b, e.prog_fd, net->sw0, pkt, len, n);
 		/* a fresh stream: the esa one's chunks are not atp's */
 		b->bss->bench_n = 0;
 		b->bss->bench_ack = 1;
-		at[r] = run_once(b, a.prog_fd, net->sw0, pkt, len, n + n / workers) *
+		at[r] = bench_run(b, a.prog_fd, net->sw0, pkt, len, n + n / workers) *
 			(workers + 1) / workers;
 		b->bss->bench_n = 0;
 		if (tx[r] < 0 || add[r] < 0 || es[r] < 0 || at[r] < 0) {
@@ -171,10 +137,10 @@ static int bench_one(struct t_net *net, int nvals, int workers, __u32 n,
 			goto out;
 		}
 	}
-	res->tx = fastest(tx, rounds);
-	res->add = fastest(add, rounds);
-	res->esa = fastest(es, rounds);
-	res->atp = fastest(at, rounds);
+	res->tx = bench_fastest(tx, rounds);
+	res->add = bench_fastest(add, rounds);
+	res->esa = bench_fastest(es, rounds);
+	res->atp = bench_fastest(at, rounds);
 	if (!check_paths(&e, "esa", nvals, (__u64)rounds * (n / workers), false) &&
 	    !check_paths(&a, "atp", nvals, (__u64)rounds * (n / workers), true))
 		rc = 0;

@@ -12,38 +12,12 @@
  */
 #include "testlib.h"
 #include "esa_bench.h"
-#include "esa_bench.skel.h"
+#include "benchlib.h"
 #include "esa_nl.h"
 
 #define JOB		1
 #define WORKERS		8
 #define NVALS		256
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* ns per packet of n packets of the stream through prog (fd). */
-static double run(struct esa_bench_bpf *b, int prog, int ifindex,
-		  const __u8 *pkt, __u32 len, __u32 n)
-{
-	struct xdp_md ctx = { .data_end = len, .ingress_ifindex = ifindex };
-	__u8 buf[2048];
-	__u32 zero = 0;
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = len,
-		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = n);
-
-	if (bpf_map_update_elem(bpf_map__fd(b->maps.bench_target), &zero,
-				&prog, BPF_ANY))
-		return -1;
-	memcpy(buf, pkt, len);
-	if (bpf_prog_test_run_opts(bpf_program__fd(b->progs.bench_drive), &o))
-		return -1;
-	return o.duration;
-}
 
 static int load(struct esa *e, struct t_net *net, int kfunc)
 {
@@ -120,13 +94,13 @@ int main(int argc, char **argv)
 
 	/* Interleaved, so that drifts of the machine hit all alike. */
 	for (int r = 0; r < rounds; r++) {
-		t[0][r] = run(b, bpf_program__fd(b->progs.bench_tx), net.sw0, pkt, len, n);
-		t[1][r] = run(b, bpf_program__fd(b->progs.bench_add), net.sw0, pkt, len, n);
-		t[2][r] = run(b, e[0].prog_fd, net.sw0, pkt, len, n);
-		t[3][r] = run(b, e[1].prog_fd, net.sw0, pkt, len, n);
+		t[0][r] = bench_run(b, bpf_program__fd(b->progs.bench_tx), net.sw0, pkt, len, n);
+		t[1][r] = bench_run(b, bpf_program__fd(b->progs.bench_add), net.sw0, pkt, len, n);
+		t[2][r] = bench_run(b, e[0].prog_fd, net.sw0, pkt, len, n);
+		t[3][r] = bench_run(b, e[1].prog_fd, net.sw0, pkt, len, n);
 	}
 	for (int k = 0; k < 4; k++) {
-		qsort(t[k], rounds, sizeof(double), cmp_double);
+		qsort(t[k], rounds, sizeof(double), bench_cmp_double);
 		best[k] = t[k][0];	/* interference only adds time */
 		if (best[k] < 0) {
 			fprintf(stderr, "esa_kfunc_bench: BPF_PROG_TEST_RUN failed\n");

@@ -527,30 +527,35 @@ int esa_job_add(struct esa *e, __u32 id, struct esa_job *j, char *err,
 	return 0;
 }
 
+/* Read job id if it is active: 0, -ERANGE, -ENOENT or -errno. */
+static int esa_job_active(struct esa *e, __u32 id, struct esa_job *j)
+{
+	if (id >= e->cfg.max_jobs)
+		return -ERANGE;
+	if (esa_job_read(e, id, j))
+		return -errno;
+	return j->state == ESA_JOB_ACTIVE ? 0 : -ENOENT;
+}
+
 int esa_job_set_prio(struct esa *e, __u32 id, __u8 max_prio)
 {
 	struct esa_job j;
+	int rc = esa_job_active(e, id, &j);
 
-	if (id >= e->cfg.max_jobs)
-		return -ERANGE;
-	if (esa_job_read(e, id, &j))
-		return -errno;
-	if (j.state != ESA_JOB_ACTIVE)
-		return -ENOENT;
+	if (rc)
+		return rc;
 	j.max_prio = max_prio;
 	return bpf_map_update_elem(e->jobs_fd, &id, &j, BPF_ANY) ? -errno : 0;
 }
 
+/* A new generation frees every slot of the old one. */
 int esa_job_del(struct esa *e, __u32 id)
 {
 	struct esa_job j;
+	int rc = esa_job_active(e, id, &j);
 
-	if (id >= e->cfg.max_jobs)
-		return -ERANGE;
-	if (esa_job_read(e, id, &j))
-		return -errno;
-	if (j.state != ESA_JOB_ACTIVE)
-		return -ENOENT;
+	if (rc)
+		return rc;
 	j.state = ESA_JOB_DELETED;
 	j.gen++;
 	return bpf_map_update_elem(e->jobs_fd, &id, &j, BPF_ANY) ? -errno : 0;
