@@ -33,8 +33,8 @@ esa_config *esa_config_new(void)
 	c->workers = 0;
 	c->values = ESA_DEFAULT_VALUES;
 	c->window = 128;
-	c->timeout_ms = 40;
-	c->timeout_max_ms = 640;
+	c->timeout_ms = 10;
+	c->timeout_max_ms = 200;
 	c->give_up_ms = 60000;
 	c->policy = ESA_PRIO_STATIC;
 	c->prio = 0;

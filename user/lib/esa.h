@@ -52,9 +52,9 @@ int esa_version(void);
  *                              rank's registered address
  *   values          8..256     values per packet: the switch's `values`
  *   window          1..4096    chunks in flight (default 128)
- *   timeout_ms      first resend timeout (default 40; keep it under the
- *                   switch's ageing limit `stale`)
- *   timeout_max_ms  resend backoff cap (default 640)
+ *   timeout_ms      least resend timeout (default 10); the timeout follows
+ *                   the measured round trip (srtt + 4 rttvar, as TCP)
+ *   timeout_max_ms  resend timeout cap, backoff included (default 200)
  *   give_up_ms      no result this long: fail with -ETIMEDOUT (default
  *                   60000; 0 never)
  *   priority        static | las | srsf  (default static)

@@ -182,6 +182,8 @@ struct esa_worker {
 	int	broken;		/* 0, or the error every later call gets */
 	bool	send_blocked;
 	uint64_t next_due;	/* earliest resend deadline */
+	int64_t	srtt_us, rttvar_us;	/* round-trip estimate */
+	uint32_t rto_ms;	/* first timeout of a new chunk */
 	struct esa_stats st;
 	char	err[256];
 	/* receive batch */

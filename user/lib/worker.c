@@ -236,6 +236,7 @@ esa_worker *esa_worker_open(const esa_config *c, char *err, size_t errlen)
 		return NULL;
 	}
 	w->last_rx_ns = esa_now_mono_ns();
+	w->rto_ms = c->timeout_ms;
 	return w;
 nomem:
 	snprintf(err, errlen, "out of memory");
@@ -437,9 +438,10 @@ void esa_request_free(esa_request *r)
 		while (w->low_pos < w->next_pos &&
 		       w->ent[w->low_pos % w->nent].state == EN_DONE)
 			w->low_pos++;
-		if (!w->broken)
+		if (!w->broken) {
 			w->broken = -EPIPE;
-		wfail(w, -EPIPE, "an unfinished allreduce was abandoned");
+			wfail(w, -EPIPE, "an unfinished allreduce was abandoned");
+		}
 	}
 	op_unlink(w, r);
 	/* Finished entries may outlive r: forget it. */
@@ -478,7 +480,7 @@ static void pkt_init(struct esa_worker *w, struct esa_entry *e, int k, uint32_t 
 	p->state = PK_READY;
 	p->tries = 0;
 	p->ovf = 0;
-	p->rto_ms = w->cfg.timeout_ms;
+	p->rto_ms = w->rto_ms;
 	p->first_ns = p->due_ns = 0;
 	h->version = ESA_VERSION;
 	h->type = ESA_T_DATA;
@@ -786,6 +788,35 @@ static void chunk_result(struct esa_worker *w, struct esa_entry *e, int k, bool 
 	entry_done(w, e);
 }
 
+/*
+ * Round-trip estimate from chunks answered on their first send (Jacobson
+ * and Karels, as TCP): the first timeout of a new chunk is srtt + 4 rttvar,
+ * at least timeout_ms, at most timeout_max_ms.  A round trip includes the
+ * wait for the slowest peer's packet, so the estimate follows the job.
+ */
+static void rtt_sample(struct esa_worker *w, uint64_t ns)
+{
+	int64_t us = ns / 1000, rto;
+
+	w->st.rtt_us_sum += us;
+	w->st.rtt_samples++;
+	if (!w->srtt_us) {
+		w->srtt_us = us;
+		w->rttvar_us = us / 2;
+	} else {
+		int64_t d = us - w->srtt_us;
+
+		w->srtt_us += d / 8;
+		w->rttvar_us += ((d < 0 ? -d : d) - w->rttvar_us) / 4;
+	}
+	rto = (w->srtt_us + 4 * w->rttvar_us + 999) / 1000;
+	if (rto < w->cfg.timeout_ms)
+		rto = w->cfg.timeout_ms;
+	if (rto > w->cfg.timeout_max_ms)
+		rto = w->cfg.timeout_max_ms;
+	w->rto_ms = rto;
+}
+
 static void keep_result(struct esa_worker *w, uint32_t seq, uint8_t flags,
 			const int32_t *v)
 {
@@ -897,10 +928,8 @@ void esa_rx_packet(struct esa_worker *w, const uint8_t *buf, size_t len,
 	e->p[k].state = PK_DONE;
 	w->st.rx_results++;
 	w->st.rx_from_ps += from_ps;
-	if (e->p[k].tries == 1) {
-		w->st.rtt_us_sum += (now - e->p[k].first_ns) / 1000;
-		w->st.rtt_samples++;
-	}
+	if (e->p[k].tries == 1)
+		rtt_sample(w, now - e->p[k].first_ns);
 	if (h->flags & ESA_F_OVERFLOW)
 		w->st.overflows++;
 	if (e->p[k].kind == CK_SCALE)
@@ -924,7 +953,16 @@ static bool send_error_transient(int e)
 /* Send batch[0..n); mark what went.  Returns what went, or -errno (fatal). */
 static int flush(struct esa_worker *w, int n, uint64_t now)
 {
+	uint64_t cap = (uint64_t)w->cfg.timeout_max_ms * NSEC_PER_MSEC;
 	int sent = 0;
+
+	/*
+	 * Back off fully only when nothing comes back (a switch or PS down):
+	 * while results arrive, a late chunk is a loss or a slow peer, and a
+	 * long timeout would only stall the window.
+	 */
+	if (now - w->last_rx_ns < cap && 4ULL * w->rto_ms * NSEC_PER_MSEC < cap)
+		cap = 4ULL * w->rto_ms * NSEC_PER_MSEC;
 
 	while (sent < n) {
 		int m = sendmmsg(w->fd, w->smsg + sent, n - sent, 0);
@@ -951,8 +989,8 @@ static int flush(struct esa_worker *w, int n, uint64_t now)
 			if (p->state == PK_SENT) {
 				w->st.tx_resends++;
 				rto *= 2;
-				if (rto > (uint64_t)w->cfg.timeout_max_ms * NSEC_PER_MSEC)
-					rto = (uint64_t)w->cfg.timeout_max_ms * NSEC_PER_MSEC;
+				if (rto > cap)
+					rto = cap;
 				p->rto_ms = rto / NSEC_PER_MSEC;
 			} else {
 				p->first_ns = now;

@@ -1,0 +1,312 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The host side's tests (suite 30-hosts): libesa's and the PS's unit tests,
+# then real jobs through the XDP switch in network namespaces:
+#
+#   ns $P-hI (I = 1..9) --wire $P-wI (bridge, impairable)-- p$I \
+#                                                               +- ns $P-sw [ESA]
+#   ns $P-h250 (esa-ps) ------------------------------------ p250 /
+#
+#   job 1: 3 workers (h1-h3), float32, priority srsf
+#   job 2: 2 workers (h4-h5), int32, static priority 1
+#   job 3: 4 workers (h6-h9), float32, priority las
+#
+# Scenarios: clean links; 1% loss, 5% loss, duplication and reordering on
+# every worker link (both directions); a worker killed mid-job; the PS killed
+# and restarted mid-run.  Every result is checked by esa-jobs (int32 exact,
+# float32 within libesa's documented bound).  Prints TAP.
+# Environment: HOSTS_QUICK=1 runs the unit tests only; KEEP=1 keeps the
+# namespaces and logs.
+set -u
+cd "$(dirname "$0")/../.."
+B=${OUTPUT:-build}
+P=esah$$
+n=0 fail=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+nok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $*"; }
+check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
+
+echo "TAP version 13"
+
+# ---------------------------------------------------------------- unit tests
+for t in lib_test ps_test; do
+	if [ ! -x $B/selftests/hosts/$t ]; then
+		nok "$t built (run make)"
+		continue
+	fi
+	out=$($B/selftests/hosts/$t 2>/tmp/$P.$t.err)
+	rc=$?
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) ok "$t: ${line#ok * - }" ;;
+		"not ok "*) nok "$t: ${line#not ok * - }" ;;
+		esac
+	done <<<"$out"
+	if [ $rc != 0 ]; then
+		sed 's/^/# /' /tmp/$P.$t.err | head -20
+		grep -q "^not ok" <<<"$out" || nok "$t exited with status $rc"
+	fi
+	rm -f /tmp/$P.$t.err
+done
+
+if [ -n "${HOSTS_QUICK:-}" ]; then
+	echo "1..$n"
+	[ $fail = 0 ]
+	exit
+fi
+skip_rest() {
+	n=$((n + 1))
+	echo "ok $n - namespace scenarios # SKIP $*"
+	echo "1..$n"
+	[ $fail = 0 ]
+	exit
+}
+[ "$(id -u)" = 0 ] || skip_rest "needs root"
+for f in esactl esa-ps esa-jobs esa_pass.bpf.o impair.bpf.o; do
+	[ -e $B/$f ] || skip_rest "$B/$f missing (run make)"
+done
+
+# ---------------------------------------------------------------- topology
+. selftests/hosts/topo.sh
+LOG=$(mktemp -d /tmp/$P.XXXX)
+cleanup() {
+	topo_cleanup
+	if [ -z "${KEEP:-}" ]; then rm -rf "$LOG"; else echo "# logs in $LOG"; fi
+}
+topo_init
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+WORKERS="1 2 3 4 5 6 7 8 9"
+setup() {
+	topo_switch || return 1
+	local i
+	for i in $WORKERS; do topo_host $i wire || return 1; done
+	topo_host 250
+}
+check "topology: a switch, 9 worker hosts behind impairable wires, a PS host" setup
+
+LEASE=2000
+jobspecs() {
+	J1=$(topo_jobspec 1 250 6001 3 $LEASE 1 2 3)
+	J2=$(topo_jobspec 2 250 6002 3 $LEASE 4 5)
+	J3=$(topo_jobspec 3 250 6003 3 $LEASE 6 7 8 9)
+}
+jobspecs
+R1=$(topo_jobrun 1 6001 1 2 3 -- priority=srsf prio_max=3 quantum=64)
+R2=$(topo_jobrun 2 6002 4 5 -- dtype=i32 prio=1 prio_max=3)
+R3=$(topo_jobrun 3 6003 6 7 8 9 -- priority=las prio_max=3 quantum=512)
+
+# start_switch SLOTS [esactl prog load words]: a fresh switch with the jobs
+start_switch() {
+	local slots=$1
+	shift
+	topo_unload
+	topo_load slots $slots values 256 "$@" || return 1
+	esactl job add ${J1#job } && esactl job add ${J2#job } && esactl job add ${J3#job }
+}
+
+PSPID=
+# start_ps NAME: esa-ps on the PS host, counters (JSON) to $LOG/NAME.json at exit
+start_ps() {
+	ip netns exec $P-h250 $B/esa-ps -j -s 10.255.0.1 $J1 $J2 $J3 \
+		>$LOG/$1.json 2>$LOG/$1.err &
+	PSPID=$!
+	TOPO_PIDS="$TOPO_PIDS $PSPID"
+	local t
+	for t in 1 2 3 4 5 6 7 8 9 10; do
+		grep -q serving $LOG/$1.err 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+stop_ps() {
+	kill -TERM $PSPID 2>/dev/null
+	wait $PSPID 2>/dev/null
+	PSPID=
+}
+
+# json FILE EXPR: evaluate a python expression over the JSON document d.
+json() {
+	python3 -c 'import json, sys
+d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+def job(j): return [x for x in d["jobs"] if x["job"] == j][0]
+print(eval(sys.argv[2]))' "$@" 2>/dev/null
+}
+jobs_ok() { [ "$(json $1 'all(x["ok"] for x in d["jobs"])')" = True ]; }
+sw_stats() { esactl -j stats show >$LOG/$1.sw.json; }
+summary() {	# summary NAME: the jobs' and the switch's numbers as TAP comments
+	json $LOG/$1.run.json '"\n".join("job %d: %s in %.2fs (comm %.2fs), %d packets, %d resends, %d from the PS, %d duplicates, worst error %.2f of the bound" % (x["job"], "ok" if x["ok"] else "FAILED " + x["error"], x["jct_s"], x["comm_s"], x["tx_packets"], x["tx_resends"], x["rx_from_ps"], x["rx_duplicates"], x["worst_error_ratio"]) for x in d["jobs"])' | sed 's/^/# /'
+	[ -e $LOG/$1.sw.json ] && json $LOG/$1.sw.json '"switch: completed %d preempted %d collisions %d tomb %d flushed %d resends to PS %d duplicates %d aged %d reclaimed %d" % tuple(d["total"][k] for k in ("completed","preempt_caused","collisions","tomb_fwd","resend_flush","resend_fwd","duplicates","aged","reclaimed"))' | sed 's/^/# /'
+	[ -e $LOG/$1.ps.json ] && json $LOG/$1.ps.json '"PS: %d from the switch, %d merged, %d delivered, %d fetched, %d resends answered, %d FETCH sent, %d dropped" % (d["total"]["done_switch"], d["total"]["done_merged"], d["total"]["done_deliver"], d["total"]["done_fetched"], d["total"]["resend_answers"], d["total"]["fetch_tx"], sum(v for k, v in d["total"].items() if k.startswith("drop_")))' | sed 's/^/# /'
+}
+
+# run_jobs NAME ELEMS ITERS [esa-jobs options]: the three jobs, JSON report
+run_jobs() {
+	local name=$1 elems=$2 iters=$3
+	shift 3
+	timeout 300 $B/esa-jobs -j -s 10.255.0.1 -n $elems -i $iters "$@" $R1 $R2 $R3 \
+		>$LOG/$name.run.json 2>$LOG/$name.run.err
+}
+
+# Sum a job stat over the three jobs of a run's report.
+run_sum() { json $LOG/$1.run.json "sum(x['$2'] for x in d['jobs'])"; }
+
+# ------------------------------------------------------------ impaired links
+# scenario NAME SECTION SLOTS: the jobs through impaired (or clean) links
+scenario() {
+	local name=$1 sec=$2 slots=$3 i rc
+	start_switch $slots || { nok "$name: switch loaded"; return; }
+	start_ps $name.ps || { nok "$name: PS started"; return; }
+	if [ $sec != none ]; then
+		for i in $WORKERS; do topo_impair $i $sec 2>/dev/null || { nok "$name: impair"; return; }; done
+	fi
+	run_jobs $name 512k 3
+	rc=$?
+	sw_stats $name
+	stop_ps
+	cp $LOG/$name.ps.json $LOG/$name.ps.json.bak 2>/dev/null
+	for i in $WORKERS; do topo_unimpair $i; done
+	summary $name
+	[ $rc = 0 ] || sed 's/^/# /' $LOG/$name.run.err | head -10
+	check "$name: every allreduce of 3 jobs right (int32 exact, float32 within the bound)" \
+		jobs_ok $LOG/$name.run.json
+	local sent got rx ps_drops
+	sent=$(run_sum $name tx_packets)
+	got=$(json $LOG/$name.sw.json 'sum(x["rx"] for x in d["jobs"])')
+	ps_drops=$(json $LOG/$name.ps.json 'sum(v for k, v in d["total"].items() if k.startswith("drop_"))')
+	echo "# workers sent $sent packets, the switch received $got"
+	case $sec in
+	none)
+		check "$name: nothing lost on the way (the switch got all $sent packets)" \
+			[ "$sent" = "$got" ] ;;
+	loss*)
+		check "$name: packets were lost on the way in ($((sent - got)) of $sent) and recovered by resends" \
+			[ "$got" -lt "$sent" -a "$(run_sum $name tx_resends)" -gt 0 ] ;;
+	dupreorder)
+		check "$name: packets were duplicated on the way in ($((got - sent)) extra) and results arrived twice ($(run_sum $name rx_duplicates)), each used once" \
+			[ "$got" -gt "$sent" -a "$(run_sum $name rx_duplicates)" -gt 0 ] ;;
+	esac
+	check "$name: the PS dropped nothing (malformed or foreign)" [ "${ps_drops:-x}" = 0 ]
+}
+
+scenario clean none 4096
+scenario loss1 loss1 256
+scenario loss5 loss5 256
+scenario dupreorder dupreorder 256
+
+# ------------------------------------------------------------ a worker dies
+# Jobs 1 and 3 run throughout.  A: job 2's rank 1 is killed; rank 0 gives
+# up, and its resends flush its partials out of the switch on the way.
+# B: job 4 (on job 2's hosts, with long resend timeouts) loses rank 1, then
+# rank 0 after it ran its window ahead: the job is dead, its partials stay
+# in the switch, and only its lease can free them.  Ageing is off (stale 0)
+# and jobs 2 and 4 have the top priority, so that neither ageing nor
+# preemption takes their slots.
+slots_of() { json $1 'sum(x["slots"] for x in d["jobs"] if x["job"] == '$2')'; }
+BGPID=
+job2() {	# job2 RANK: one worker of job 2 in its own process
+	$B/esa-jobs -j -s 10.255.0.1 -n 256k -i 1000 --only 2:$1 --linger 0 \
+		$(topo_jobrun 2 6002 4 5 -- dtype=i32 prio=3 prio_max=3 give_up_ms=2000) \
+		>$LOG/killed.w2.$1.json 2>$LOG/killed.w2.$1.err &
+	BGPID=$!
+	TOPO_PIDS="$TOPO_PIDS $BGPID"
+}
+killed() {
+	local name=killed a0 a1 j4=() r rc rca main held recl J4
+	LEASE=500
+	jobspecs
+	J4=$(topo_jobspec 4 250 6004 3 $LEASE 4 5)
+	start_switch 256 stale 0 || { nok "$name: switch loaded"; return; }
+	esactl job add ${J4#job } || { nok "$name: job 4 registered"; return; }
+	J3="$J3 $J4"	# the PS serves job 4 too
+	start_ps $name.ps || { nok "$name: PS started"; return; }
+	jobspecs
+	job2 0; a0=$BGPID
+	job2 1; a1=$BGPID
+	timeout 300 $B/esa-jobs -j -s 10.255.0.1 -n 512k -i 30 $R1 $R3 \
+		>$LOG/$name.run.json 2>$LOG/$name.run.err &
+	main=$!
+	sleep 1.5
+	kill -9 $a1
+	echo "# A: killed job 2's rank 1 mid-job"
+	wait $a1 2>/dev/null
+	wait $a0
+	rca=$?
+	gave_up() { [ $rca = 1 ] && grep -q "no result came back" $LOG/$name.w2.0.err; }
+	check "$name A: job 2's other worker gave up (status $rca: $(tail -1 $LOG/$name.w2.0.err))" \
+		gave_up
+	sleep 0.3
+	esactl -j pool show >$LOG/$name.poolA.json
+	check "$name A: its resends flushed its partials: no slot left to job 2 ($(slots_of $LOG/$name.poolA.json 2))" \
+		[ "$(slots_of $LOG/$name.poolA.json 2)" = 0 ]
+	# B: long resend timeouts, so that its partials wait in the switch
+	for r in 0 1; do
+		$B/esa-jobs -j -s 10.255.0.1 -n 256k -i 1000 --only 4:$r --linger 0 \
+			$(topo_jobrun 4 6004 4 5 -- dtype=i32 prio=3 prio_max=3 \
+				timeout_ms=5000 timeout_max_ms=5000) \
+			>$LOG/$name.w4.$r.json 2>$LOG/$name.w4.$r.err &
+		j4[$r]=$!
+		TOPO_PIDS="$TOPO_PIDS $!"
+	done
+	sleep 1
+	kill -9 ${j4[1]}	# rank 0 runs its window ahead: partials wait for rank 1
+	sleep 0.3
+	kill -9 ${j4[0]}
+	wait ${j4[0]} ${j4[1]} 2>/dev/null
+	esactl -j pool show >$LOG/$name.poolB.json
+	echo "# B: killed job 4's rank 1, then rank 0, mid-job"
+	sleep 0.8	# past the lease
+	check "$name: jobs 1 and 3 still running after job 4's lease ran out" kill -0 $main
+	wait $main
+	rc=$?
+	sw_stats $name
+	esactl -j pool show >$LOG/$name.poolC.json
+	stop_ps
+	summary $name
+	[ $rc = 0 ] || sed 's/^/# /' $LOG/$name.run.err | head -10
+	check "$name: jobs 1 and 3 right to the end" jobs_ok $LOG/$name.run.json
+	held=$(slots_of $LOG/$name.poolB.json 4)
+	recl=$(json $LOG/$name.sw.json 'job(4)["reclaimed"]')
+	echo "# slots stamped with job 4: $held when it died, $(slots_of $LOG/$name.poolC.json 4) at the end; reclaimed ${recl:-0}"
+	check "$name B: the dead job held slots ($held); the others reclaimed them after its lease (${recl:-0}) and reused them" \
+		[ "${held:-0}" -gt 0 -a "${recl:-0}" -gt 0 -a "$(slots_of $LOG/$name.poolC.json 4)" -lt "${held:-0}" ]
+	LEASE=2000
+	jobspecs
+}
+killed
+
+# ------------------------------------------------------------ the PS restarts
+restart() {
+	local name=restart rc alive
+	start_switch 256 || { nok "$name: switch loaded"; return; }
+	start_ps $name.ps0 || { nok "$name: PS started"; return; }
+	for i in $WORKERS; do topo_impair $i loss1 2>/dev/null; done
+	run_jobs $name 512k 6 &
+	local main=$!
+	sleep 1.5
+	kill -9 $PSPID
+	wait $PSPID 2>/dev/null
+	alive=no
+	kill -0 $main 2>/dev/null && alive=yes
+	sleep 0.7
+	start_ps $name.ps || { nok "$name: PS restarted"; return; }
+	check "$name: the jobs were running when the PS was killed" [ $alive = yes ]
+	wait $main
+	rc=$?
+	sw_stats $name
+	stop_ps
+	for i in $WORKERS; do topo_unimpair $i; done
+	summary $name
+	[ $rc = 0 ] || sed 's/^/# /' $LOG/$name.run.err | head -10
+	check "$name: every allreduce right after the PS restart" jobs_ok $LOG/$name.run.json
+	local work
+	work=$(json $LOG/$name.ps.json 'd["total"]["done_merged"] + d["total"]["resend_answers"] + d["total"]["done_fetched"]')
+	check "$name: the new PS finished and answered chunks from resends ($work)" \
+		[ "${work:-0}" -gt 0 ]
+}
+restart
+
+echo "1..$n"
+[ $fail = 0 ]
