@@ -462,6 +462,35 @@ static void test_conservation(void)
 	}
 }
 
+/*
+ * Loss on PS links too: a sum that completed in the switch can lose the
+ * PS's copy and a worker's result both.  Only FETCH (the PS asks the other
+ * workers for it) lets such a chunk finish; without it the job hangs.
+ */
+static void test_fetch(void)
+{
+	struct sim_params p;
+	char why[256];
+
+	small(&p);
+	p.loss = 0.01;
+	p.loss_ps = 1;
+	p.timeout_us = 100;
+	p.timeout_max_us = 1000;
+	for (int i = 0; i < NPOLS; i++) {
+		struct sim_result r;
+		int rc = run(&p, pols[i], &r);
+		int need = pols[i] != ESA_POLICY_ATP;	/* atp's PS holds every sum */
+
+		ok(!rc && conserved(&r, 0, why, sizeof(why)) &&
+		   (!need || r.ps_fetched > 0),
+		   "fetch: %s with 1%% loss on all links: %s, %llu FETCH rounds, %llu answered",
+		   sim_policy_name(pols[i]), why, (unsigned long long)r.ps_fetch,
+		   (unsigned long long)r.ps_fetched);
+		sim_result_free(&r);
+	}
+}
+
 /* No contention: a pool far larger than all windows, jobs far apart in it. */
 static void test_no_contention(void)
 {
@@ -689,6 +718,7 @@ int main(void)
 	test_workload();
 	test_determinism();
 	test_conservation();
+	test_fetch();
 	test_no_contention();
 	test_hold();
 	test_preempt();

@@ -401,7 +401,8 @@ static void print_counters(const struct cmp *c)
 		       (unsigned long long)r->orphan_claims,
 		       (unsigned long long)r->bad_complete);
 		printf("%s: ps_rx=%llu fallback=%llu merged=%llu dup=%llu "
-		       "overlap=%llu answered=%llu overtaken=%llu late=%llu "
+		       "overlap=%llu answered=%llu fetch=%llu fetched=%llu "
+		       "overtaken=%llu late=%llu "
 		       "overrun=%llu timer_fires=%llu events=%llu makespan=%.6fs\n",
 		       sim_policy_name(pol),
 		       (unsigned long long)r->ps_rx,
@@ -410,6 +411,8 @@ static void print_counters(const struct cmp *c)
 		       (unsigned long long)r->ps_dup,
 		       (unsigned long long)r->ps_overlap,
 		       (unsigned long long)r->ps_answer,
+		       (unsigned long long)r->ps_fetch,
+		       (unsigned long long)r->ps_fetched,
 		       (unsigned long long)r->ps_overtaken,
 		       (unsigned long long)r->ps_late,
 		       (unsigned long long)r->ps_overrun,

@@ -40,6 +40,7 @@ enum ev_kind {
 };
 
 #define DST_NONE	0xffff
+#define DST_TO_PS	0xfffe	/* a worker's answer to FETCH, for its PS */
 
 struct ev {
 	stime_t	t;
@@ -131,6 +132,8 @@ struct worker {
 	uint32_t received;	/* results received this iteration */
 	unsigned wcur;		/* window of the current iteration */
 	struct wslot *win;	/* ring of wmax entries, by seq */
+	uint32_t *kept;		/* seq + 1 of the results kept to answer
+				 * FETCH, a ring of 4 * wmax (as libesa) */
 	stime_t	timer_at;	/* armed timer, 0: none; a timer event
 				 * whose time is not timer_at is stale */
 	int	done;
@@ -145,6 +148,9 @@ struct psent {
 				 * if a rank were counted twice */
 	uint64_t multi;		/* ranks of the multi-rank partials kept */
 	uint64_t single;	/* ranks the PS has on their own */
+	uint64_t resent;	/* ranks that resent the chunk */
+	uint64_t resent2;	/* ... at least twice */
+	stime_t	fetch_at;	/* last FETCH round, 0: none */
 };
 
 enum { JS_WAIT = 0, JS_RUN, JS_DONE };
@@ -766,8 +772,14 @@ static void sw_proc(struct sim *s, struct pkt *p, unsigned dst)
 {
 	struct job *j = &s->job[p->job];
 
+	if (dst == DST_TO_PS) {
+		/* A worker's answer to FETCH: plain forwarding. */
+		if (j->state == JS_RUN)
+			to_ps(s, j, p);
+		return;
+	}
 	if (dst != DST_NONE) {
-		/* A PS's result for one worker: plain forwarding. */
+		/* A PS's result or FETCH for one worker: plain forwarding. */
 		if (j->state == JS_RUN)
 			to_worker(s, j, dst, p);
 		return;
@@ -803,6 +815,9 @@ static struct psent *ps_ent(struct sim *s, struct job *j, uint32_t seq)
 	e->nsum = 0;
 	e->multi = 0;
 	e->single = 0;
+	e->resent = 0;
+	e->resent2 = 0;
+	e->fetch_at = 0;
 	return e;
 }
 
@@ -829,6 +844,50 @@ static void ps_complete(struct sim *s, struct job *j, struct psent *e)
 		ps_result(s, j, e->seq, r);
 }
 
+/*
+ * A worker resent chunk e twice and the PS still has no sum: the sum may
+ * have completed in the switch while the PS's copy was lost, and then the
+ * workers that got it never resend.  Ask the others for it (FETCH), at most
+ * once per worker timeout.
+ */
+static void ps_maybe_fetch(struct sim *s, struct job *j, struct psent *e,
+			   uint64_t bit)
+{
+	struct pkt f = {
+		.seq = e->seq,
+		.job = (uint16_t)(j - s->job),
+		.rank = ESA_RANK_NONE,
+		.type = ESA_T_FETCH,
+	};
+	uint64_t to = j->full & ~e->resent;
+
+	if (e->done || !(e->resent2 & bit) || !to ||
+	    (e->fetch_at && s->now - e->fetch_at < s->t0))
+		return;
+	e->fetch_at = s->now;
+	s->R->ps_fetch++;
+	for (unsigned r = 0; r < j->spec->nworkers; r++)
+		if (to & (1ULL << r))
+			ps_send(s, j, &f, r);
+}
+
+/* Worker `rank` answered a FETCH with the sum: deliver it to the askers. */
+static void ps_fetched(struct sim *s, struct job *j, struct psent *e,
+		       unsigned rank)
+{
+	uint64_t to;
+
+	s->R->ps_fetched++;
+	if (!e || e->done)
+		return;
+	/* A worker has the sum, so the chunk is complete (and counted) */
+	e->done = 1;
+	to = e->resent ? e->resent : j->full & ~(1ULL << rank);
+	for (unsigned r = 0; r < j->spec->nworkers; r++)
+		if (to & (1ULL << r))
+			ps_result(s, j, e->seq, r);
+}
+
 static void ps_proc(struct sim *s, struct pkt *p)
 {
 	struct job *j = &s->job[p->job];
@@ -842,6 +901,10 @@ static void ps_proc(struct sim *s, struct pkt *p)
 	e = ps_ent(s, j, p->seq);
 	switch (p->type) {
 	case ESA_T_RESULT:
+		if (p->rank < j->spec->nworkers) {
+			ps_fetched(s, j, e, p->rank);
+			return;
+		}
 		/* The switch's copy of a sum (esa), or a sum to hold (atp). */
 		if (e && !e->done) {
 			if (e->multi | e->single)
@@ -871,6 +934,13 @@ static void ps_proc(struct sim *s, struct pkt *p)
 				ps_result(s, j, p->seq, p->rank);
 			}
 			return;
+		}
+		if (p->bitmap == 1ULL << p->rank &&
+		    ((p->flags & ESA_F_RESEND) || p->reason == ESA_R_RESEND)) {
+			if (e->resent & p->bitmap)
+				e->resent2 |= p->bitmap;
+			e->resent |= p->bitmap;
+			ps_maybe_fetch(s, j, e, p->bitmap);
 		}
 		/*
 		 * docs/protocol.md's merge rule: multi-rank partials are kept
@@ -1014,14 +1084,38 @@ static void job_finish(struct sim *s, struct job *j)
 	if (j->region >= 0)
 		swml_release(s, j);
 	acct_check(s);
-	for (unsigned r = 0; r < j->spec->nworkers; r++)
+	for (unsigned r = 0; r < j->spec->nworkers; r++) {
 		free(j->w[r].win);
+		free(j->w[r].kept);
+	}
 	free(j->w);
 	j->w = NULL;
 	free(j->ring);
 	j->ring = NULL;
 	s->jobs_active--;
 	s->jobs_done++;
+}
+
+/* A PS's FETCH: answer with the result if the worker still keeps it. */
+static void worker_fetch(struct sim *s, struct job *j, struct pkt *p,
+			 unsigned rank)
+{
+	struct worker *w = &j->w[rank];
+	struct pkt r = *p;
+	stime_t t;
+
+	if (w->kept[p->seq % (4 * j->wmax)] != p->seq + 1)
+		return;
+	r.type = ESA_T_RESULT;
+	r.rank = rank;
+	r.bitmap = j->full;
+	s->R->fetch_answered++;
+	t = link_tx(&w->up, s->now, s->pkt_tx) + s->prop;
+	if (lose(s)) {
+		s->R->lost++;
+		return;
+	}
+	push(s, t, EV_AT_SWITCH, &r, DST_TO_PS, 0);
 }
 
 static void worker_result(struct sim *s, struct pkt *p, unsigned rank)
@@ -1031,6 +1125,11 @@ static void worker_result(struct sim *s, struct pkt *p, unsigned rank)
 	struct wslot *e;
 	uint32_t seq = p->seq, nx;
 
+	if (j->state == JS_RUN && rank < j->spec->nworkers &&
+	    p->type == ESA_T_FETCH) {
+		worker_fetch(s, j, p, rank);
+		return;
+	}
 	if (j->state != JS_RUN || rank >= j->spec->nworkers) {
 		s->R->results_dup++;
 		return;
@@ -1042,6 +1141,7 @@ static void worker_result(struct sim *s, struct pkt *p, unsigned rank)
 		return;
 	}
 	e->state = WS_GOT;
+	w->kept[seq % (4 * j->wmax)] = seq + 1;
 	s->R->results_accepted++;
 	w->received++;
 	nx = seq + w->wcur;
@@ -1111,7 +1211,8 @@ static int job_arrive(struct sim *s, struct job *j)
 		return -1;
 	for (unsigned r = 0; r < n; r++) {
 		j->w[r].win = calloc(win, sizeof(struct wslot));
-		if (!j->w[r].win)
+		j->w[r].kept = calloc(4 * win, sizeof(uint32_t));
+		if (!j->w[r].win || !j->w[r].kept)
 			return -1;
 		push(s, s->now + sim_compute_draw(s->P, j->spec, r, 0),
 		     EV_COMPUTE, NULL, r, (uint32_t)(j - s->job));

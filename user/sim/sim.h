@@ -136,6 +136,9 @@ struct sim_result {
 	uint64_t ps_dup;	/* ... already contained */
 	uint64_t ps_overlap;	/* ... overlapping, not mergeable: dropped */
 	uint64_t ps_answer;	/* results sent to one worker (resend) */
+	uint64_t ps_fetch;	/* FETCH rounds (PS asks workers for a sum) */
+	uint64_t ps_fetched;	/* ... answers that reached the PS */
+	uint64_t fetch_answered;	/* FETCHes workers answered */
 	uint64_t ps_overtaken;	/* copy/hold found ranks merged at the PS */
 	uint64_t ps_overrun;	/* PS ring entry lost before done (bug) */
 	uint64_t sw_complete;	/* chunks completed in the switch */
