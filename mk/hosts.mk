@@ -27,7 +27,8 @@ HOSTS_TESTS	:= $(OUTPUT)/selftests/hosts/lib_test $(OUTPUT)/selftests/hosts/ps_t
 HOSTS_BENCH	:= $(OUTPUT)/selftests/hosts/lib_bench
 IMPAIR_OBJ	:= $(OUTPUT)/impair.bpf.o
 
-ALL_EXTRA	+= $(LIBESA_A) $(LIBESA_SO) $(ESA_PS) $(ESA_JOBS) $(HOSTS_TESTS) $(IMPAIR_OBJ)
+ALL_EXTRA	+= $(LIBESA_A) $(LIBESA_SO) $(ESA_PS) $(ESA_JOBS) $(HOSTS_TESTS) \
+		   $(HOSTS_BENCH) $(IMPAIR_OBJ)
 CLEAN_EXTRA	+= hosts-clean
 
 .PHONY: demo bench-lib hosts-clean
