@@ -20,7 +20,8 @@
 # usage: scripts/demo.sh [ -j JOBS ] [ -w W1,W2,... ] [ -p POOL ] [ -n ELEMS ]
 #                        [ -i ITERS ] [ -W WINDOW ] [ -P POLICY ] [ -s SWITCH_POLICY ]
 # or the same through the environment: DEMO_JOBS DEMO_WORKERS DEMO_POOL
-# DEMO_ELEMS DEMO_ITERS DEMO_WINDOW DEMO_PRIORITY DEMO_POLICY.
+# DEMO_ELEMS DEMO_ITERS DEMO_WINDOW DEMO_PRIORITY DEMO_POLICY; DEMO_LIB="key=value ..."
+# adds libesa settings (docs/library.md) to every job.
 set -u
 cd "$(dirname "$0")/.."
 B=${OUTPUT:-build}
@@ -33,6 +34,7 @@ ITERS=${DEMO_ITERS:-5}
 WINDOW=${DEMO_WINDOW:-128}
 PRIORITY=${DEMO_PRIORITY:-static}
 POLICY=${DEMO_POLICY:-esa}
+LIBKV=${DEMO_LIB:-}
 
 usage() {
 	sed -n '2,/^set -u/p' "$0" | sed -n '/^# usage/,/DEMO_POLICY/p' | sed 's/^# \{0,1\}//'
@@ -140,7 +142,7 @@ for ((k = 1; k <= JOBS; k++)); do
 	esactl job add ${SPEC[$k]#job } $extra || die "cannot register job $k"
 	RUN[$k]=$(topo_jobrun $k $((6000 + k)) ${HOSTS[$k]} -- window=$WINDOW \
 		priority=$PRIORITY prio=$([ $PRIORITY = static ] && echo ${PRIO[$k]} || echo 0) \
-		prio_max=${PRIO[$k]})
+		prio_max=${PRIO[$k]} $LIBKV)
 	echo "   job $k: ${NW[$k]} workers on hosts${HOSTS[$k]}, max priority ${PRIO[$k]}, window $WINDOW"
 done
 wsum=$((JOBS * WINDOW))
