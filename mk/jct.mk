@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: GPL-2.0
+# The JCT benchmark on the namespace testbed (user/bench, docs/evaluation.md):
+# the same seeded workload as the simulator's, run under each policy on the
+# XDP switch, reported beside the simulator on the same jobs.
+#
+#   make jct          the benchmark (root; ~12 minutes): tables, plots and the
+#                     summary line; files in build/jct/
+#   make jct-plots    redraw the plots of the last run
+# JCT_ARGS passes options to user/bench/jct.sh (jct.sh -h), e.g.
+# JCT_ARGS="-s 1,2 -r 1" for a shorter run.
+#
+# mk/*.mk are read in alphabetical order: the simulator's objects and libesa
+# are named by path here, their rules are in mk/sim.mk and mk/hosts.mk.
+
+JCT_DIR		:= user/bench
+JCT_OUT		:= $(OUTPUT)/jct
+JCT_BIN		:= $(OUTPUT)/esa_jct
+JCT_SRCS	:= $(JCT_DIR)/esa_jct.c $(JCT_DIR)/jct_opts.c $(JCT_DIR)/jct_report.c
+JCT_DEPS	:= $(OUTPUT)/sim/obj/sim.o $(OUTPUT)/sim/obj/workload.o $(OUTPUT)/libesa.a
+JCT_PLOTS	:= jct_cdf util_ts jct_validation
+JCT_ARGS	?=
+
+ALL_EXTRA	+= $(JCT_BIN)
+CLEAN_EXTRA	+= jct-clean
+
+$(JCT_BIN): $(JCT_SRCS) $(JCT_DIR)/jct.h $(JCT_DEPS) $(COMMON) $(HDRS) user/sim/sim.h \
+		user/lib/esa.h | $(OUTPUT)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) -Iuser/sim -Iuser/lib $(JCT_SRCS) $(JCT_DEPS) $(COMMON) \
+		$(LDLIBS) -o $@
+
+.PHONY: jct jct-plots jct-clean
+jct:
+	$(Q)scripts/deps.sh build test plot
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)OUTPUT=$(OUTPUT) $(JCT_DIR)/jct.sh $(JCT_ARGS)
+
+jct-plots:
+	$(Q)command -v gnuplot >/dev/null || \
+		{ echo "jct-plots: gnuplot missing (scripts/deps.sh plot)"; exit 1; }
+	$(Q)for p in $(JCT_PLOTS); do \
+		printf '  %-8s %s\n' PLOT $(JCT_OUT)/$$p.png; \
+		gnuplot -e "dir='$(JCT_OUT)'" $(JCT_DIR)/plots/$$p.gp || exit 1; \
+	done
+
+jct-clean:
+	$(call msg,CLEAN,$(JCT_OUT))
+	$(Q)rm -rf $(JCT_OUT) $(JCT_BIN)

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * esa_jct: the JCT benchmark on the namespace testbed (docs/evaluation.md).
+ * Shared by the driver (esa_jct.c: one run of one policy) and the report
+ * (jct_report.c: every run, the simulator on the same workload, tables and
+ * plot data).  The workload is the simulator's (user/sim/workload.c), so the
+ * testbed and esa_sim run exactly the same jobs.
+ */
+#ifndef ESA_JCT_H
+#define ESA_JCT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <linux/esa.h>
+#include "sim.h"
+
+#define JCT_MAX_JOBS	250	/* job ids 0..249: the switch's and esa-ps's limits */
+#define JCT_MAX_HOSTS	200
+#define JCT_PS_HOST	250	/* the PS's host number (topo.sh) */
+#define JCT_PS_PORT	9000
+#define JCT_PORT_BASE	20000	/* worker port: JCT_PORT_BASE + job id */
+#define JCT_NPOL	__ESA_POLICY_MAX
+
+/* Everything that defines a run besides the policy: the workload and model
+ * parameters (those of esa_sim), and the testbed's own settings. */
+struct jct_opts {
+	struct sim_params p;
+	const char *preset;
+	unsigned hosts;		/* worker hosts in the topology */
+	const char *prefix;	/* namespaces /run/netns/PREFIX-hI */
+	const char *pin;	/* the switch's pinned maps */
+	const char *out;	/* run: result file */
+	const char *dir;	/* report: directory of run files */
+	int	policy;		/* run: enum esa_policy */
+	unsigned rep;		/* run: repetition number (a label) */
+	double	sample_ms;	/* slot sampling period */
+	double	lead_ms;	/* time from start to the first arrival */
+	double	max_run_s;	/* give up a run after this long */
+	int	noslot;		/* run, switchml: no job ever gets switch
+				 * memory (calibration of the PS path) */
+	unsigned seeds[64];	/* report: the seeds run */
+	unsigned nseeds;
+	unsigned reps;		/* report: repetitions per seed */
+	double	tol_avg;	/* report: sim vs testbed tolerance, average JCT */
+	double	tol_ratio;	/* ... of the JCT ratios against esa */
+	double	tol_job;	/* ... per job (median of |log ratio|) */
+	int	verbose;
+};
+
+/* Words of a job's registration (esactl and esa-ps), worker hosts. */
+unsigned jct_host_of(const struct jct_opts *o, unsigned job, unsigned rank);
+/* Parse argv into o; returns optind, or -1 after printing why. */
+int jct_parse(struct jct_opts *o, int argc, char **argv, const char *cmd);
+void jct_usage(FILE *f);
+/* The esa_sim options that reproduce o's workload and model. */
+void jct_sim_args(FILE *f, const struct jct_opts *o);
+/* How gradients and compute were scaled, one line per model. */
+void jct_print_scale(FILE *f, const struct sim_params *p);
+/* switchml: number and size of the fixed equal regions, as esa_sim. */
+void jct_regions(const struct sim_params *p, const struct sim_workload *w,
+		 unsigned *nreg, unsigned *regsize);
+
+int jct_run(struct jct_opts *o);
+int jct_report(struct jct_opts *o);
+
+#endif /* ESA_JCT_H */

@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * esa_jct: options.  The workload and model options are esa_sim's, with the
+ * same names and meanings, so one set of words drives the testbed and the
+ * simulator alike; the preset is applied first whatever its position.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jct.h"
+
+enum {
+	O_PRESET = 256, O_SEED, O_PRIO, O_POOL, O_STALE, O_SWML, O_LINK, O_PSLINK,
+	O_PROP, O_SWMPPS, O_PSMPPS, O_PSCOPY, O_PSHOSTS, O_WMPPS, O_WINDOW, O_TO,
+	O_TOMAX, O_JOBS, O_LOAD, O_RATE, O_WORKERS, O_ITERS, O_MODELS, O_SCALE,
+	O_CSCALE, O_STRAGGLE, O_HOSTS, O_PREFIX, O_PIN, O_OUT, O_DIR, O_POLICY,
+	O_REP, O_SAMPLE, O_LEAD, O_MAXRUN, O_SEEDS, O_REPS, O_TOLAVG, O_TOLRATIO,
+	O_TOLJOB, O_NOSLOT,
+};
+
+static const struct option lopts[] = {
+	{ "preset", required_argument, 0, O_PRESET },
+	{ "seed", required_argument, 0, O_SEED },
+	{ "prio", required_argument, 0, O_PRIO },
+	{ "pool", required_argument, 0, O_POOL },
+	{ "stale-ms", required_argument, 0, O_STALE },
+	{ "switchml-regions", required_argument, 0, O_SWML },
+	{ "link-gbps", required_argument, 0, O_LINK },
+	{ "ps-link-gbps", required_argument, 0, O_PSLINK },
+	{ "prop-us", required_argument, 0, O_PROP },
+	{ "switch-mpps", required_argument, 0, O_SWMPPS },
+	{ "ps-mpps", required_argument, 0, O_PSMPPS },
+	{ "ps-copy-cost", required_argument, 0, O_PSCOPY },
+	{ "ps-hosts", required_argument, 0, O_PSHOSTS },
+	{ "worker-mpps", required_argument, 0, O_WMPPS },
+	{ "window", required_argument, 0, O_WINDOW },
+	{ "timeout-us", required_argument, 0, O_TO },
+	{ "timeout-max-us", required_argument, 0, O_TOMAX },
+	{ "jobs", required_argument, 0, O_JOBS },
+	{ "load", required_argument, 0, O_LOAD },
+	{ "rate", required_argument, 0, O_RATE },
+	{ "workers", required_argument, 0, O_WORKERS },
+	{ "iters", required_argument, 0, O_ITERS },
+	{ "models", required_argument, 0, O_MODELS },
+	{ "scale", required_argument, 0, O_SCALE },
+	{ "compute-scale", required_argument, 0, O_CSCALE },
+	{ "straggle", required_argument, 0, O_STRAGGLE },
+	{ "hosts", required_argument, 0, O_HOSTS },
+	{ "prefix", required_argument, 0, O_PREFIX },
+	{ "pin", required_argument, 0, O_PIN },
+	{ "out", required_argument, 0, O_OUT },
+	{ "dir", required_argument, 0, O_DIR },
+	{ "policy", required_argument, 0, O_POLICY },
+	{ "rep", required_argument, 0, O_REP },
+	{ "sample-ms", required_argument, 0, O_SAMPLE },
+	{ "lead-ms", required_argument, 0, O_LEAD },
+	{ "max-run-s", required_argument, 0, O_MAXRUN },
+	{ "seeds", required_argument, 0, O_SEEDS },
+	{ "reps", required_argument, 0, O_REPS },
+	{ "tol-avg", required_argument, 0, O_TOLAVG },
+	{ "tol-ratio", required_argument, 0, O_TOLRATIO },
+	{ "tol-job", required_argument, 0, O_TOLJOB },
+	{ "noslot", no_argument, 0, O_NOSLOT },
+	{ "verbose", no_argument, 0, 'v' },
+	{ "help", no_argument, 0, 'h' },
+	{ 0 }
+};
+
+void jct_usage(FILE *f)
+{
+	fprintf(f,
+"usage: esa_jct COMMAND [options]\n"
+"The JCT benchmark on the namespace testbed (docs/evaluation.md); user/bench/jct.sh\n"
+"(make jct) builds the testbed and runs it.  Commands:\n"
+"  list      print the workload (as esa_sim --list-jobs) and how it is scaled\n"
+"  env       the testbed's settings as shell assignments (for jct.sh)\n"
+"  ps-jobs   the jobs' registrations for esa-ps -c\n"
+"  run       run the workload once on the loaded switch (root): --policy,\n"
+"            --pin, --prefix, --out; every result is checked\n"
+"  report    every run of --dir, the simulator on the same workload, the\n"
+"            tables, plot data and the summary line\n"
+"Workload and model (esa_sim's options and meaning; preset first):\n"
+"  --preset NAME --seed N --jobs N --load X --rate X --workers LIST\n"
+"  --iters MIN-MAX --models LIST --scale X --compute-scale X --straggle X\n"
+"  --prio static|flat --pool N --window N --stale-ms X --switchml-regions N\n"
+"  --timeout-us X --timeout-max-us X  (testbed and simulator)\n"
+"  --link-gbps X --ps-link-gbps X --prop-us X --switch-mpps X --ps-mpps X\n"
+"  --ps-copy-cost X --ps-hosts N --worker-mpps X  (simulator only)\n"
+"Testbed:\n"
+"  --hosts N          worker hosts (namespaces PREFIX-h1..N) [8]\n"
+"  --prefix P         namespace prefix\n"
+"  --pin DIR          the switch's pinned maps\n"
+"  --policy P         run: esa, atp or switchml (must be the loaded one)\n"
+"  --rep N            run: repetition label [1]\n"
+"  --out FILE         run: the result file\n"
+"  --sample-ms X      slot sampling period [5]\n"
+"  --lead-ms X        from start to the first arrival [300]\n"
+"  --max-run-s X      give up a run after this long [300]\n"
+"  --noslot           switchml: no job ever gets a region, every packet\n"
+"                     goes through the PS (calibration)\n"
+"Report:\n"
+"  --dir DIR          the run files (run-POLICY-sSEED-rREP.txt)\n"
+"  --seeds LIST       seeds [the --seed]; --reps N repetitions per seed [1]\n"
+"  --tol-avg X        simulator vs testbed: |log(sim/testbed)| of each policy's\n"
+"                     average JCT at most X [0.25]\n"
+"  --tol-ratio X      ... of each baseline's JCT ratio to esa [0.25]\n"
+"  --tol-job X        ... median over jobs of the per-job |log ratio| [0.35]\n");
+}
+
+static int num(const char *opt, const char *s, double lo, double hi, double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(*v) || *v < lo || *v > hi) {
+		fprintf(stderr, "esa_jct: bad value for --%s: %s\n", opt, s);
+		return -1;
+	}
+	return 0;
+}
+
+static int model_parse(const char *s)
+{
+	for (int m = 0; m < SIM_NMODELS; m++)
+		if (!strcmp(s, sim_models[m].name))
+			return m;
+	return -1;
+}
+
+static int parse_ulist(const char *s, unsigned *v, unsigned max, unsigned lo,
+		       unsigned hi)
+{
+	char buf[512], *tok, *save = NULL, *end;
+	unsigned n = 0;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		unsigned long x = strtoul(tok, &end, 10);
+
+		if (*end || end == tok || x < lo || x > hi || n >= max)
+			return -1;
+		v[n++] = (unsigned)x;
+	}
+	return n ? (int)n : -1;
+}
+
+int jct_parse(struct jct_opts *o, int argc, char **argv, const char *cmd)
+{
+	struct sim_params *p = &o->p;
+	double x;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->preset = "testbed";
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--preset") && i + 1 < argc)
+			o->preset = argv[i + 1];
+		else if (!strncmp(argv[i], "--preset=", 9))
+			o->preset = argv[i] + 9;
+	}
+	if (sim_preset(p, o->preset)) {
+		fprintf(stderr, "esa_jct: unknown preset %s\n", o->preset);
+		return -1;
+	}
+	/* esa_sim's default priority is las; the testbed's libesa stamps the
+	 * simulator's static priorities exactly (see docs/evaluation.md). */
+	p->prio = SIM_PRIO_STATIC;
+	o->hosts = 8;
+	o->prefix = "";
+	o->pin = "";
+	o->policy = -1;
+	o->rep = 1;
+	o->sample_ms = 5;
+	o->lead_ms = 300;
+	o->max_run_s = 300;
+	o->reps = 1;
+	o->tol_avg = 0.25;
+	o->tol_ratio = 0.25;
+	o->tol_job = 0.35;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "vh", lopts, NULL)) != -1) {
+		const char *name = NULL;
+
+		for (const struct option *l = lopts; l->name; l++)
+			if (l->val == c)
+				name = l->name;
+		switch (c) {
+		case O_PRESET:
+			break;
+		case O_SEED:
+			if (num(name, optarg, 0, 1e15, &x))
+				return -1;
+			p->seed = (uint64_t)x;
+			o->seeds[0] = (unsigned)x;
+			break;
+		case O_PRIO:
+			p->prio = sim_prio_parse(optarg);
+			if (p->prio != SIM_PRIO_STATIC && p->prio != SIM_PRIO_FLAT) {
+				fprintf(stderr, "esa_jct: --prio static or flat: libesa "
+					"stamps las and srsf at another granularity than "
+					"esa_sim\n");
+				return -1;
+			}
+			break;
+		case O_POOL:
+			if (num(name, optarg, 1, 1 << 20, &x))
+				return -1;
+			p->pool = (unsigned)x;
+			break;
+		case O_STALE:
+			if (num(name, optarg, 0, 100000, &x))
+				return -1;
+			p->stale_ms = x;
+			break;
+		case O_SWML:
+			if (num(name, optarg, 0, 1 << 20, &x))
+				return -1;
+			p->swml_regions = (unsigned)x;
+			break;
+		case O_LINK:
+			if (num(name, optarg, 1e-6, 1e6, &p->link_gbps))
+				return -1;
+			break;
+		case O_PSLINK:
+			if (num(name, optarg, 1e-6, 1e6, &p->ps_link_gbps))
+				return -1;
+			break;
+		case O_PROP:
+			if (num(name, optarg, 0, 1e7, &p->prop_us))
+				return -1;
+			break;
+		case O_SWMPPS:
+			if (num(name, optarg, 0, 1e6, &p->switch_mpps))
+				return -1;
+			break;
+		case O_PSMPPS:
+			if (num(name, optarg, 1e-9, 1e6, &p->ps_mpps))
+				return -1;
+			break;
+		case O_PSCOPY:
+			if (num(name, optarg, 0, 1e3, &p->ps_copy_cost))
+				return -1;
+			break;
+		case O_PSHOSTS:
+			if (num(name, optarg, 0, 1 << 16, &x))
+				return -1;
+			p->ps_hosts = (unsigned)x;
+			break;
+		case O_WMPPS:
+			if (num(name, optarg, 0, 1e6, &p->worker_mpps))
+				return -1;
+			break;
+		case O_WINDOW:
+			if (num(name, optarg, 1, 4096, &x))
+				return -1;
+			p->window = (unsigned)x;
+			break;
+		case O_TO:
+			if (num(name, optarg, 1000, 1e8, &p->timeout_us))
+				return -1;
+			break;
+		case O_TOMAX:
+			if (num(name, optarg, 1000, 1e8, &p->timeout_max_us))
+				return -1;
+			break;
+		case O_JOBS:
+			if (num(name, optarg, 1, JCT_MAX_JOBS, &x))
+				return -1;
+			p->njobs = (unsigned)x;
+			break;
+		case O_LOAD:
+			if (num(name, optarg, 1e-6, 1e6, &p->load))
+				return -1;
+			break;
+		case O_RATE:
+			if (num(name, optarg, 0, 1e9, &p->rate))
+				return -1;
+			break;
+		case O_WORKERS: {
+			int n = parse_ulist(optarg, p->wchoice, SIM_MAX_WCHOICE, 1,
+					    ESA_MAX_WORKERS);
+
+			if (n < 0) {
+				fprintf(stderr, "esa_jct: bad --workers %s\n", optarg);
+				return -1;
+			}
+			p->nwchoice = n;
+			break;
+		}
+		case O_ITERS: {
+			unsigned a, b;
+			char tail;
+
+			if (sscanf(optarg, "%u-%u%c", &a, &b, &tail) == 2) {
+				p->iter_min = a;
+				p->iter_max = b;
+			} else if (sscanf(optarg, "%u%c", &a, &tail) == 1) {
+				p->iter_min = p->iter_max = a;
+			} else {
+				a = 0;
+				p->iter_min = 0;
+			}
+			if (!p->iter_min || p->iter_max < p->iter_min) {
+				fprintf(stderr, "esa_jct: bad --iters %s\n", optarg);
+				return -1;
+			}
+			break;
+		}
+		case O_MODELS: {
+			char buf[256], *tok, *save = NULL;
+
+			snprintf(buf, sizeof(buf), "%s", optarg);
+			p->model_mask = 0;
+			for (tok = strtok_r(buf, ",", &save); tok;
+			     tok = strtok_r(NULL, ",", &save)) {
+				int m = model_parse(tok);
+
+				if (m < 0) {
+					fprintf(stderr, "esa_jct: unknown model %s\n", tok);
+					return -1;
+				}
+				p->model_mask |= 1u << m;
+			}
+			break;
+		}
+		case O_SCALE:
+			if (num(name, optarg, 1e-9, 1, &p->scale))
+				return -1;
+			break;
+		case O_CSCALE:
+			if (num(name, optarg, 0, 1e6, &p->compute_scale))
+				return -1;
+			break;
+		case O_STRAGGLE:
+			if (num(name, optarg, 0, 100, &p->straggle))
+				return -1;
+			break;
+		case O_HOSTS:
+			if (num(name, optarg, 1, JCT_MAX_HOSTS, &x))
+				return -1;
+			o->hosts = (unsigned)x;
+			break;
+		case O_PREFIX:
+			o->prefix = optarg;
+			break;
+		case O_PIN:
+			o->pin = optarg;
+			break;
+		case O_OUT:
+			o->out = optarg;
+			break;
+		case O_DIR:
+			o->dir = optarg;
+			break;
+		case O_POLICY:
+			o->policy = sim_policy_parse(optarg);
+			if (o->policy < 0) {
+				fprintf(stderr, "esa_jct: --policy esa, atp or switchml\n");
+				return -1;
+			}
+			break;
+		case O_REP:
+			if (num(name, optarg, 1, 1000, &x))
+				return -1;
+			o->rep = (unsigned)x;
+			break;
+		case O_SAMPLE:
+			if (num(name, optarg, 0.5, 1000, &o->sample_ms))
+				return -1;
+			break;
+		case O_LEAD:
+			if (num(name, optarg, 0, 60000, &o->lead_ms))
+				return -1;
+			break;
+		case O_MAXRUN:
+			if (num(name, optarg, 1, 86400, &o->max_run_s))
+				return -1;
+			break;
+		case O_SEEDS: {
+			int n = parse_ulist(optarg, o->seeds, 64, 0, ~0u);
+
+			if (n < 0) {
+				fprintf(stderr, "esa_jct: bad --seeds %s\n", optarg);
+				return -1;
+			}
+			o->nseeds = n;
+			break;
+		}
+		case O_REPS:
+			if (num(name, optarg, 1, 100, &x))
+				return -1;
+			o->reps = (unsigned)x;
+			break;
+		case O_TOLAVG:
+			if (num(name, optarg, 0, 10, &o->tol_avg))
+				return -1;
+			break;
+		case O_TOLRATIO:
+			if (num(name, optarg, 0, 10, &o->tol_ratio))
+				return -1;
+			break;
+		case O_TOLJOB:
+			if (num(name, optarg, 0, 10, &o->tol_job))
+				return -1;
+			break;
+		case O_NOSLOT:
+			o->noslot = 1;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'h':
+			jct_usage(stdout);
+			exit(0);
+		default:
+			jct_usage(stderr);
+			return -1;
+		}
+	}
+	if (!o->nseeds) {
+		o->seeds[0] = (unsigned)p->seed;
+		o->nseeds = 1;
+	}
+	for (unsigned k = 0; k < p->nwchoice; k++) {
+		if (p->wchoice[k] > o->hosts) {
+			fprintf(stderr, "esa_jct: jobs of %u workers need --hosts %u or more\n",
+				p->wchoice[k], p->wchoice[k]);
+			return -1;
+		}
+	}
+	(void)cmd;
+	return optind;
+}
+
+/*
+ * Rank r of job j runs on host 1 + (3 j + r) mod hosts: a job's ranks are on
+ * distinct hosts (one worker of a job per switch port), and jobs that run at
+ * the same time mostly use different hosts.
+ */
+unsigned jct_host_of(const struct jct_opts *o, unsigned job, unsigned rank)
+{
+	return 1 + (3 * job + rank) % o->hosts;
+}
+
+void jct_sim_args(FILE *f, const struct jct_opts *o)
+{
+	const struct sim_params *p = &o->p;
+
+	fprintf(f, "--preset %s --seed %llu --jobs %u ", o->preset,
+		(unsigned long long)p->seed, p->njobs);
+	if (p->rate > 0)
+		fprintf(f, "--rate %g ", p->rate);
+	else
+		fprintf(f, "--load %g ", p->load);
+	fprintf(f, "--workers ");
+	for (unsigned k = 0; k < p->nwchoice; k++)
+		fprintf(f, "%s%u", k ? "," : "", p->wchoice[k]);
+	fprintf(f, " --iters %u-%u --models ", p->iter_min, p->iter_max);
+	for (unsigned m = 0, first = 1; m < SIM_NMODELS; m++)
+		if (p->model_mask & (1u << m)) {
+			fprintf(f, "%s%s", first ? "" : ",", sim_models[m].name);
+			first = 0;
+		}
+	fprintf(f, " --scale %g --compute-scale %g --straggle %g --prio %s "
+		"--pool %u --window %u --stale-ms %g --switchml-regions %u "
+		"--timeout-us %g --timeout-max-us %g --link-gbps %g --ps-link-gbps %g "
+		"--prop-us %g --switch-mpps %g --ps-mpps %g --ps-copy-cost %g "
+		"--ps-hosts %u --worker-mpps %g",
+		p->scale, p->compute_scale, p->straggle, sim_prio_name(p->prio),
+		p->pool, p->window, p->stale_ms, p->swml_regions, p->timeout_us,
+		p->timeout_max_us, p->link_gbps, p->ps_link_gbps, p->prop_us,
+		p->switch_mpps, p->ps_mpps, p->ps_copy_cost, p->ps_hosts,
+		p->worker_mpps);
+}
+
+void jct_print_scale(FILE *f, const struct sim_params *p)
+{
+	fprintf(f, "scale: gradients x%g, compute x%g (x%g on top of the gradient "
+		"scale), %u int32 values per packet\n", p->scale,
+		p->scale * p->compute_scale, p->compute_scale, p->nvals);
+	for (unsigned m = 0; m < SIM_NMODELS; m++) {
+		const struct sim_model *sm = &sim_models[m];
+		double ch = ceil(sm->params * p->scale / p->nvals);
+
+		if (!(p->model_mask & (1u << m)))
+			continue;
+		fprintf(f, "  %-9s %6.1f M parameters -> %8.0f int32 (%4.0f chunks, "
+			"%6.2f MB) per allreduce; compute %6.1f ms -> %7.2f ms\n",
+			sm->name, sm->params / 1e6, ch * p->nvals, ch,
+			ch * p->nvals * 4 / 1e6, sm->compute_ms,
+			sm->compute_ms * p->scale * p->compute_scale);
+	}
+}
+
+/* The same rule as sim.c's sim_setup(). */
+void jct_regions(const struct sim_params *p, const struct sim_workload *w,
+		 unsigned *nreg, unsigned *regsize)
+{
+	double conc = ceil(w->rate * w->mean_ideal_s);
+	unsigned n = p->swml_regions;
+
+	if (!n) {
+		n = p->pool / p->window;
+		if (conc > n)
+			n = conc < p->pool ? (unsigned)conc : p->pool;
+	}
+	if (n > p->pool)
+		n = p->pool;
+	if (!n)
+		n = 1;
+	*nreg = n;
+	*regsize = p->pool / n;
+}
