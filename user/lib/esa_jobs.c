@@ -469,11 +469,11 @@ static void setup_job(struct job *j)
 
 static void progress_line(bool final)
 {
-	static bool tty = -1;
+	static int tty = -1;
 	char line[1024];
 	int o = 0;
 
-	if (tty == (bool)-1)
+	if (tty < 0)
 		tty = isatty(2);
 	for (int k = 0; k < njobs; k++) {
 		struct job *j = &jobs[k];
