@@ -150,6 +150,60 @@ struct run {
 
 static struct run R;
 
+/*
+ * CPU time: the machine's (from /proc/stat: busy jiffies by kind, and idle),
+ * this process's (the workers and the sampler) and esa-ps's.  On a shared
+ * 2-core machine it says whether a run was CPU-bound and who used the CPU.
+ */
+struct cpu {
+	unsigned long long user, sys, softirq, idle, total;
+	double	self, ps;
+};
+
+static double proc_cpu_s(int pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n > 0 ? n : 0] = 0;
+	p = strrchr(buf, ')');	/* comm may hold spaces */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			 &ut, &st) != 2)
+		return 0;
+	return (double)(ut + st) / sysconf(_SC_CLK_TCK);
+}
+
+static void cpu_read(struct cpu *c)
+{
+	unsigned long long v[10] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+
+	memset(c, 0, sizeof(*c));
+	if (f) {
+		if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+			   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
+			memset(v, 0, sizeof(v));
+		fclose(f);
+	}
+	c->user = v[0] + v[1];
+	c->sys = v[2] + v[5];
+	c->softirq = v[6];
+	c->idle = v[3] + v[4];
+	c->total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+	c->self = proc_cpu_s(getpid());
+	c->ps = R.o && R.o->ps_pid ? proc_cpu_s(R.o->ps_pid) : 0;
+}
+
+static struct cpu cpu0;
+
 static void job_fail(struct wk *w, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void job_fail(struct wk *w, int rc, const char *fmt, ...)
@@ -557,6 +611,8 @@ static void write_run(FILE *f, double makespan, int ok)
 {
 	const struct sim_params *p = &R.o->p;
 	struct esa_counters tot;
+	struct cpu c1;
+	double tot_j;
 
 	fprintf(f, "# esa_jct run: esa_jct run --policy %s ", sim_policy_name(R.o->policy));
 	jct_sim_args(f, R.o);
@@ -567,6 +623,23 @@ static void write_run(FILE *f, double makespan, int ok)
 		p->pool, p->window, p->nvals, R.wl.njobs, R.nreg, R.regsize, makespan,
 		ok, R.o->hosts, R.o->sample_ms, (unsigned long long)R.nsamples,
 		(unsigned long long)R.sample_err);
+	cpu_read(&c1);
+	tot_j = c1.total > cpu0.total ? (double)(c1.total - cpu0.total) : 1;
+	/* others: busy time not softirq and not ours or esa-ps's, as a share
+	 * of the machine: other users of a shared machine */
+	{
+		double busy_s = (double)(c1.total - cpu0.total - (c1.idle - cpu0.idle) -
+					 (c1.softirq - cpu0.softirq)) / sysconf(_SC_CLK_TCK);
+		double others = (busy_s - (c1.self - cpu0.self) - (c1.ps - cpu0.ps)) /
+				(tot_j / sysconf(_SC_CLK_TCK));
+
+		fprintf(f, "cpu wall_s=%.3f ncpu=%ld user=%.3f sys=%.3f softirq=%.3f "
+			"idle=%.3f self_s=%.3f ps_s=%.3f others=%.3f\n", makespan,
+			sysconf(_SC_NPROCESSORS_ONLN), (c1.user - cpu0.user) / tot_j,
+			(c1.sys - cpu0.sys) / tot_j, (c1.softirq - cpu0.softirq) / tot_j,
+			(c1.idle - cpu0.idle) / tot_j, c1.self - cpu0.self, c1.ps - cpu0.ps,
+			others > 0 ? others : 0);
+	}
 	fprintf(f, "util u_agg=%.6f u_held=%.6f u_occ=%.6f\n",
 		R.nsamples ? R.sum_busy / R.nsamples / p->pool : 0,
 		R.nsamples ? R.sum_held / R.nsamples / p->pool : 0,
@@ -726,6 +799,8 @@ int jct_run(struct jct_opts *o)
 					pthread_create(&j->w[r].th, NULL, worker_main, &j->w[r]);
 			}
 			if (j->state == J_STARTED && now >= j->t_arr) {
+				if (i == 0)
+					cpu_read(&cpu0);
 				if (job_register(j)) {
 					atomic_store(&R.abort, 1);
 					j->failed = 1;
@@ -899,6 +974,8 @@ int main(int argc, char **argv)
 		return jct_run(&o);
 	if (!strcmp(cmd, "report"))
 		return jct_report(&o);
-	fprintf(stderr, "esa_jct: unknown command %s (list, env, ps-jobs, run, report)\n", cmd);
+	if (!strcmp(cmd, "calib"))
+		return jct_calib(&o);
+	fprintf(stderr, "esa_jct: unknown command %s (list, env, ps-jobs, run, report, calib)\n", cmd);
 	return 2;
 }

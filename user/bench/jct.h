@@ -36,6 +36,7 @@ struct jct_opts {
 	double	sample_ms;	/* slot sampling period */
 	double	lead_ms;	/* time from start to the first arrival */
 	double	max_run_s;	/* give up a run after this long */
+	int	ps_pid;		/* run: esa-ps's pid, for its CPU time */
 	int	noslot;		/* run, switchml: no job ever gets switch
 				 * memory (calibration of the PS path) */
 	unsigned seeds[64];	/* report: the seeds run */
@@ -62,5 +63,6 @@ void jct_regions(const struct sim_params *p, const struct sim_workload *w,
 
 int jct_run(struct jct_opts *o);
 int jct_report(struct jct_opts *o);
+int jct_calib(struct jct_opts *o);
 
 #endif /* ESA_JCT_H */

@@ -16,11 +16,12 @@
 # `esa_jct run` (jobs registered at their arrival times, workers as threads
 # in their hosts' namespaces, every sum checked), stop esa-ps, unload.  Then
 # `esa_jct report`: tables, the simulator on the same workloads, the
-# validation, plot data; gnuplot draws build/jct/*.png.  Everything created
-# is removed on exit, interrupted or not.
+# validation, plot data; gnuplot draws DIR/*.png.  With -C, the calibration
+# microbenchmarks instead (`esa_jct calib`: the testbed preset's numbers).
+# Everything created is removed on exit, interrupted or not.
 #
 # usage: user/bench/jct.sh [ -s SEEDS ] [ -r REPS ] [ -o DIR ] [ -P POLICIES ]
-#                          [ -n ] [ -q ] [ -- esa_jct workload options ]
+#                          [ -n ] [ -C ] [ -q ] [ -- esa_jct workload options ]
 set -u
 cd "$(dirname "$0")/../.."
 B=${OUTPUT:-build}
@@ -31,8 +32,10 @@ OUT=$B/jct
 QUIET=0
 POLICIES=esa,atp,switchml
 REPORT=1
-# The benchmark's workload (esa_jct and esa_sim options; docs/evaluation.md
-# explains the choices).  Arguments after -- replace these.
+CALIB=0
+# The benchmark's workload: esa_jct's and esa_sim's options, after the
+# testbed preset (docs/evaluation.md explains the choices).  Arguments after
+# -- replace these.
 DEFAULT_ARGS=(--preset testbed)
 
 usage() {
@@ -42,19 +45,22 @@ usage() {
   -r REPS    repetitions of each seed and policy ($REPS)
   -o DIR     where the runs, the report and the plots go ($OUT)
   -P LIST    policies to run ($POLICIES); the report needs all three
-  -n         runs only: no report, no plots (calibration runs)
+  -n         runs only: no report, no plots
+  -C         calibration: the microbenchmarks of the testbed preset, into
+             DIR/calib (workload options are ignored)
   -q         no per-run progress lines
 Default workload options: ${DEFAULT_ARGS[*]}
 EOF
 	exit "${1:-0}"
 }
-while getopts "s:r:o:P:nqh" o; do
+while getopts "s:r:o:P:nCqh" o; do
 	case $o in
 	s) SEEDS=$OPTARG ;;
 	r) REPS=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	P) POLICIES=$OPTARG ;;
 	n) REPORT=0 ;;
+	C) CALIB=1 ;;
 	q) QUIET=1 ;;
 	h) usage 0 ;;
 	*) usage 2 ;;
@@ -65,6 +71,7 @@ shift $((OPTIND - 1))
 if [ $# -gt 0 ]; then ARGS=("$@"); else ARGS=("${DEFAULT_ARGS[@]}"); fi
 
 die() { echo "jct: $*" >&2; exit 1; }
+say() { [ $QUIET = 1 ] || echo "jct: $*" >&2; }
 [ "$(id -u)" = 0 ] || die "run as root (namespaces, XDP): sudo make jct"
 for f in esactl esa-ps esa_jct esa_pass.bpf.o; do
 	[ -e $B/$f ] || die "$B/$f missing: run 'make jct' (it builds everything)"
@@ -72,15 +79,36 @@ done
 case $SEEDS in ''|*[!0-9,]*) die "-s: seeds like 1,2,3" ;; esac
 case $REPS in ''|*[!0-9]*) die "-r: a number of repetitions" ;; esac
 [ "$REPS" -ge 1 ] || die "-r: at least 1"
+IFS=, read -r -a POLS <<<"$POLICIES"
+for pol in "${POLS[@]}"; do
+	case $pol in esa|atp|switchml) ;; *) die "-P: esa, atp, switchml" ;; esac
+done
+IFS=, read -r -a SL <<<"$SEEDS"
 
-# The testbed's settings for this workload (pool, values, ageing, hosts).
-ENV=$($B/esa_jct env "${ARGS[@]}") || die "bad workload options: ${ARGS[*]}"
+# The calibration microbenchmarks (docs/evaluation.md, "Calibration"): one
+# job, or four at once, of a VGG-16-sized gradient with no compute and no
+# stragglers, on a pool large enough for no contention.
+CAL_BASE=(--preset testbed --models vgg16 --compute-scale 0 --straggle 0 --pool 4096 --iters 30)
+declare -A CAL=(
+	[rtt]="esa --jobs 1 --workers 2 --window 1"
+	[w2]="esa --jobs 1 --workers 2"
+	[w4]="esa --jobs 1 --workers 4"
+	[conc]="switchml --jobs 4 --rate 1000 --workers 2 --switchml-regions 4"
+	[ps]="switchml --jobs 1 --workers 4 --noslot"
+)
+CAL_ORDER="rtt w2 w4 conc ps"
+
+# The testbed's settings (pool, values, ageing, hosts) for the arguments.
+if [ $CALIB = 1 ]; then
+	ENV=$($B/esa_jct env "${CAL_BASE[@]}") || die "bad calibration options"
+else
+	ENV=$($B/esa_jct env "${ARGS[@]}") || die "bad workload options: ${ARGS[*]}"
+fi
 eval "$ENV"
 
 P=esaj$$
 . selftests/hosts/topo.sh
 mkdir -p "$OUT" || die "cannot create $OUT"
-rm -f "$OUT"/run-*.txt "$OUT"/ps-*.json "$OUT"/*.png "$OUT"/*.dat
 cleanup() {
 	trap - EXIT INT TERM
 	topo_cleanup
@@ -95,68 +123,87 @@ for ((h = 1; h <= JCT_HOSTS; h++)); do
 	topo_host $h || die "cannot create host $h"
 done
 topo_host 250 || die "cannot create the PS host"
-[ $QUIET = 1 ] || echo "jct: testbed: switch, $JCT_HOSTS worker hosts, PS host; pool $JCT_POOL slots" >&2
+say "testbed: a switch, $JCT_HOSTS worker hosts and a PS host"
 
-IFS=, read -r -a POLS <<<"$POLICIES"
+# one_run POLICY SEED REP DIR LABEL ARGS...: one run on a fresh switch and PS.
+one_run() {
+	local pol=$1 seed=$2 rep=$3 dir=$4 label=$5 pspid r t0 t1 run
+	shift 5
+	run=$dir/run-$pol-s$seed-r$rep.txt
+	eval "$($B/esa_jct env "$@")"
+	$B/esa_jct ps-jobs "$@" --seed "$seed" >"$dir/ps-jobs.conf" || die "esa_jct ps-jobs failed"
+	topo_load slots "$JCT_POOL" values "$JCT_NVALS" stale "$JCT_STALE" policy "$pol" ||
+		die "cannot load the switch ($pol)"
+	ip netns exec $P-h250 $B/esa-ps -j -s 10.255.0.1 -c "$dir/ps-jobs.conf" \
+		>"$dir/ps-$pol-s$seed-r$rep.json" 2>"$dir/ps.err" &
+	pspid=$!
+	TOPO_PIDS="$TOPO_PIDS $pspid"
+	for t in $(seq 50); do grep -q serving "$dir/ps.err" && break; sleep 0.1; done
+	grep -q serving "$dir/ps.err" || { cat "$dir/ps.err" >&2; die "esa-ps did not start"; }
+	t0=$(date +%s.%N)
+	$B/esa_jct run "$@" --seed "$seed" --policy "$pol" --rep "$rep" \
+		--pin "$PIN" --prefix "$P" --ps-pid $pspid --out "$run"
+	r=$?
+	t1=$(date +%s.%N)
+	kill -TERM $pspid 2>/dev/null
+	wait $pspid 2>/dev/null
+	topo_unload
+	if [ $r != 0 ]; then
+		echo "jct: $label (seed $seed, rep $rep, $pol) FAILED" >&2
+		return 1
+	fi
+	[ $QUIET = 1 ] || awk -v l="$label" -v s="$seed" -v rp=$rep -v p=$pol \
+		-v t0="$t0" -v t1="$t1" '
+		$1 == "job" { sum += $11; nj++ }
+		$1 == "util" { u = $2 " " $3 " " $4 }
+		$1 == "cpu" { c = $7 " " $11 }
+		END { printf "jct: %s: seed %s rep %s %-8s avg JCT %7.1f ms  %s %s (%.0f s)\n",
+		      l, s, rp, p, 1000 * sum / nj, u, c, t1 - t0 }' "$run" >&2
+	return 0
+}
+
+rc=0
+if [ $CALIB = 1 ]; then
+	for name in $CAL_ORDER; do
+		read -r pol rest <<<"${CAL[$name]}"
+		mkdir -p "$OUT/calib/$name"
+		rm -f "$OUT/calib/$name"/run-*.txt
+		for seed in "${SL[@]}"; do
+			# shellcheck disable=SC2086
+			one_run "$pol" "$seed" 1 "$OUT/calib/$name" "calib $name" \
+				"${CAL_BASE[@]}" $rest || rc=1
+		done
+	done
+	say "calibration runs took $(($(date +%s) - t_start)) s"
+	$B/esa_jct calib --dir "$OUT/calib" --seeds "$SEEDS" || rc=1
+	exit $rc
+fi
+
+rm -f "$OUT"/run-*.txt "$OUT"/ps-*.json "$OUT"/*.png "$OUT"/*.dat
 np=${#POLS[@]}
-for pol in "${POLS[@]}"; do
-	case $pol in esa|atp|switchml) ;; *) die "-P: esa, atp, switchml" ;; esac
-done
-IFS=, read -r -a SL <<<"$SEEDS"
 nruns=$((${#SL[@]} * REPS * np))
 k=0
 rot=0
-rc=0
 for seed in "${SL[@]}"; do
-	$B/esa_jct ps-jobs "${ARGS[@]}" --seed "$seed" >"$OUT/ps-jobs-s$seed.conf" ||
-		die "esa_jct ps-jobs failed"
 	for ((rep = 1; rep <= REPS; rep++)); do
 		for ((i = 0; i < np; i++)); do
 			pol=${POLS[$(((i + rot) % np))]}
 			k=$((k + 1))
-			run=$OUT/run-$pol-s$seed-r$rep.txt
-			topo_load slots "$JCT_POOL" values "$JCT_NVALS" stale "$JCT_STALE" \
-				policy "$pol" || die "cannot load the switch ($pol)"
-			ip netns exec $P-h250 $B/esa-ps -j -s 10.255.0.1 -c "$OUT/ps-jobs-s$seed.conf" \
-				>"$OUT/ps-$pol-s$seed-r$rep.json" 2>"$OUT/ps.err" &
-			pspid=$!
-			TOPO_PIDS="$TOPO_PIDS $pspid"
-			for t in $(seq 50); do grep -q serving "$OUT/ps.err" && break; sleep 0.1; done
-			grep -q serving "$OUT/ps.err" || { cat "$OUT/ps.err" >&2; die "esa-ps did not start"; }
-			t0=$(date +%s.%N)
-			$B/esa_jct run "${ARGS[@]}" --seed "$seed" --policy "$pol" --rep "$rep" \
-				--pin "$PIN" --prefix "$P" --out "$run"
-			r=$?
-			t1=$(date +%s.%N)
-			kill -TERM $pspid 2>/dev/null
-			wait $pspid 2>/dev/null
-			topo_unload
-			if [ $r != 0 ]; then
-				rc=1
-				echo "jct: run $k/$nruns (seed $seed, rep $rep, $pol) FAILED" >&2
-				continue
-			fi
-			[ $QUIET = 1 ] || awk -v k=$k -v n=$nruns -v s="$seed" -v rp=$rep -v p=$pol \
-				-v t0="$t0" -v t1="$t1" '
-				$1 == "job" { sum += $11; nj++ }
-				$1 == "util" { u = $0 }
-				END { printf "jct: run %d/%d: seed %s rep %s %-8s avg JCT %7.1f ms  (%s, %.0f s)\n",
-				      k, n, s, rp, p, 1000 * sum / nj, u, t1 - t0 }' "$run" >&2
+			one_run "$pol" "$seed" "$rep" "$OUT" "run $k/$nruns" "${ARGS[@]}" || rc=1
 		done
 		rot=$((rot + 1))
 	done
 done
-[ $QUIET = 1 ] || echo "jct: testbed runs took $(($(date +%s) - t_start)) s" >&2
+say "testbed runs took $(($(date +%s) - t_start)) s"
 [ $REPORT = 1 ] || exit $rc
 
 $B/esa_jct report "${ARGS[@]}" --dir "$OUT" --seeds "$SEEDS" --reps "$REPS" >"$OUT/report.txt"
-rrc=$?
-[ $rrc = 0 ] || rc=1
+[ $? = 0 ] || rc=1
 if command -v gnuplot >/dev/null; then
 	for p in jct_cdf util_ts jct_validation; do
 		gnuplot -e "dir='$OUT'" user/bench/plots/$p.gp >&2 || echo "jct: plot $p failed" >&2
 	done
-	[ $QUIET = 1 ] || echo "jct: plots in $OUT: jct_cdf.png util_ts.png jct_validation.png" >&2
+	say "plots: $OUT/jct_cdf.png $OUT/util_ts.png $OUT/jct_validation.png"
 else
 	echo "jct: gnuplot missing (scripts/deps.sh plot): no plots" >&2
 fi

@@ -18,7 +18,7 @@ enum {
 	O_TOMAX, O_JOBS, O_LOAD, O_RATE, O_WORKERS, O_ITERS, O_MODELS, O_SCALE,
 	O_CSCALE, O_STRAGGLE, O_HOSTS, O_PREFIX, O_PIN, O_OUT, O_DIR, O_POLICY,
 	O_REP, O_SAMPLE, O_LEAD, O_MAXRUN, O_SEEDS, O_REPS, O_TOLAVG, O_TOLRATIO,
-	O_TOLJOB, O_NOSLOT,
+	O_TOLJOB, O_NOSLOT, O_PSPID,
 };
 
 static const struct option lopts[] = {
@@ -64,6 +64,7 @@ static const struct option lopts[] = {
 	{ "tol-ratio", required_argument, 0, O_TOLRATIO },
 	{ "tol-job", required_argument, 0, O_TOLJOB },
 	{ "noslot", no_argument, 0, O_NOSLOT },
+	{ "ps-pid", required_argument, 0, O_PSPID },
 	{ "verbose", no_argument, 0, 'v' },
 	{ "help", no_argument, 0, 'h' },
 	{ 0 }
@@ -82,6 +83,8 @@ void jct_usage(FILE *f)
 "            --pin, --prefix, --out; every result is checked\n"
 "  report    every run of --dir, the simulator on the same workload, the\n"
 "            tables, plot data and the summary line\n"
+"  calib     the testbed preset's numbers from the calibration runs of --dir\n"
+"            (jct.sh -C)\n"
 "Workload and model (esa_sim's options and meaning; preset first):\n"
 "  --preset NAME --seed N --jobs N --load X --rate X --workers LIST\n"
 "  --iters MIN-MAX --models LIST --scale X --compute-scale X --straggle X\n"
@@ -99,6 +102,7 @@ void jct_usage(FILE *f)
 "  --sample-ms X      slot sampling period [5]\n"
 "  --lead-ms X        from start to the first arrival [300]\n"
 "  --max-run-s X      give up a run after this long [300]\n"
+"  --ps-pid PID       esa-ps's pid: its CPU time goes into the run file\n"
 "  --noslot           switchml: no job ever gets a region, every packet\n"
 "                     goes through the PS (calibration)\n"
 "Report:\n"
@@ -406,6 +410,11 @@ int jct_parse(struct jct_opts *o, int argc, char **argv, const char *cmd)
 		case O_TOLJOB:
 			if (num(name, optarg, 0, 10, &o->tol_job))
 				return -1;
+			break;
+		case O_PSPID:
+			if (num(name, optarg, 1, 1 << 30, &x))
+				return -1;
+			o->ps_pid = (int)x;
 			break;
 		case O_NOSLOT:
 			o->noslot = 1;

@@ -31,7 +31,7 @@
 
 struct rjob {
 	unsigned id, workers, iters, chunks;
-	double	arrival, jct, wait_region, rtt_us;
+	double	arrival, jct, wait_region, rtt_us, comm;
 	char	model[16];
 	int	ok;
 	uint64_t tx, resends, rx_ps, bad;
@@ -41,6 +41,7 @@ struct runf {
 	int	present, ok;
 	unsigned seed, rep, njobs, regions, regsize;
 	double	makespan, u_agg, u_held, u_occ;
+	double	cpu_idle, cpu_self, cpu_ps, cpu_others;
 	struct rjob *job;
 	uint64_t tot[__ESA_C_MAX];
 	double	*ts_t;
@@ -91,6 +92,17 @@ static int read_run(const char *path, struct runf *r, unsigned njobs)
 				r->makespan = strtod(s + 12, NULL);
 			if ((s = strstr(line, " ok=")))
 				r->ok = atoi(s + 4);
+		} else if (!strncmp(line, "cpu ", 4)) {
+			char *q;
+
+			if ((q = strstr(line, " idle=")))
+				r->cpu_idle = strtod(q + 6, NULL);
+			if ((q = strstr(line, " self_s=")))
+				r->cpu_self = strtod(q + 8, NULL);
+			if ((q = strstr(line, " ps_s=")))
+				r->cpu_ps = strtod(q + 6, NULL);
+			if ((q = strstr(line, " others=")))
+				r->cpu_others = strtod(q + 8, NULL);
 		} else if (!strncmp(line, "util ", 5)) {
 			sscanf(line, "util u_agg=%lf u_held=%lf u_occ=%lf", &r->u_agg,
 			       &r->u_held, &r->u_occ);
@@ -106,6 +118,7 @@ static int read_run(const char *path, struct runf *r, unsigned njobs)
 				   &j.ok, &j.wait_region, &comm, &tx, &rs, &rr, &rp, &j.rtt_us,
 				   &bad) != 19 || j.id >= njobs)
 				continue;
+			j.comm = comm;
 			j.tx = tx;
 			j.resends = rs;
 			j.rx_ps = rp;
@@ -192,6 +205,7 @@ struct agg {
 	double	u_agg, u_held, u_occ, ps_share;
 	double	preempt, collide, tomb, resend, held, aged;
 	uint64_t bad;
+	double	idle, others, others_max;
 };
 
 static int agg_add_jcts(struct agg *a, const double *v, unsigned n)
@@ -363,6 +377,9 @@ int jct_report(struct jct_opts *o)
 				free(v);
 				a->run_min = fmin(a->run_min, avg[pol]);
 				a->run_max = fmax(a->run_max, avg[pol]);
+				a->idle += rf->cpu_idle;
+				a->others += rf->cpu_others;
+				a->others_max = fmax(a->others_max, rf->cpu_others);
 				a->u_agg += rf->u_agg;
 				a->u_held += rf->u_held;
 				a->u_occ += rf->u_occ;
@@ -392,6 +409,7 @@ int jct_report(struct jct_opts *o)
 		a->u_agg /= n, a->u_held /= n, a->u_occ /= n, a->ps_share /= n;
 		a->preempt /= n, a->collide /= n, a->tomb /= n, a->resend /= n;
 		a->held /= n, a->aged /= n;
+		a->idle /= n, a->others /= n;
 	}
 
 	/* The simulator on the same workloads. */
@@ -457,6 +475,11 @@ int jct_report(struct jct_opts *o)
 	print_table("policy", tb);
 	printf("speedup of esa per run: vs atp %.3f..%.3f, vs switchml %.3f..%.3f\n",
 	       sp_atp_min, sp_atp_max, sp_sw_min, sp_sw_max);
+	printf("machine during the runs (esa, atp, switchml): idle %.0f%%, %.0f%%, %.0f%%; "
+	       "other processes %.0f%%, %.0f%%, %.0f%% (at most %.0f%%)\n",
+	       100 * tb[0].idle, 100 * tb[1].idle, 100 * tb[2].idle, 100 * tb[0].others,
+	       100 * tb[1].others, 100 * tb[2].others,
+	       100 * fmax(tb[0].others_max, fmax(tb[1].others_max, tb[2].others_max)));
 	printf("wrong elements in any allreduce: %llu; failed runs: %d\n\n",
 	       (unsigned long long)(tb[0].bad + tb[1].bad + tb[2].bad), failed_runs);
 
@@ -610,4 +633,278 @@ int jct_report(struct jct_opts *o)
 	free(smjob);
 	free(wls);
 	return missing || mismatch || failed_runs ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Calibration: the testbed preset's numbers from microbenchmarks      */
+/* ------------------------------------------------------------------ */
+
+static double median(double *v, unsigned n)
+{
+	if (!n)
+		return NAN;
+	qsort(v, n, sizeof(double), cmp_d);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The runs of one microbenchmark: DIR/NAME/run-POLICY-sSEED-r1.txt. */
+static unsigned calib_runs(const struct jct_opts *o, const char *name, const char *pol,
+			   unsigned njobs, struct runf *rf)
+{
+	char path[4096];
+	unsigned n = 0;
+
+	for (unsigned s = 0; s < o->nseeds; s++) {
+		snprintf(path, sizeof(path), "%s/%s/run-%s-s%u-r1.txt", o->dir, name, pol,
+			 o->seeds[s]);
+		if (read_run(path, &rf[n], njobs) || !rf[n].ok) {
+			fprintf(stderr, "esa_jct calib: %s missing or failed\n", path);
+			run_free(&rf[n]);
+			continue;
+		}
+		n++;
+	}
+	return n;
+}
+
+/* esa-ps's total count of one counter, from its JSON (-j) output. */
+static double ps_json_total(const char *path, const char *name)
+{
+	char buf[8192], key[64], *p;
+	size_t n;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return NAN;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	snprintf(key, sizeof(key), "\"%s\":", name);
+	p = strstr(buf, "\"total\":");
+	p = p ? strstr(p, key) : NULL;
+	return p ? strtod(p + strlen(key), NULL) : NAN;
+}
+
+/*
+ * The simulator on a microbenchmark's own workload (its run file's first
+ * line holds the options) with the derived parameters: the model's view of
+ * what was measured.  Returns the simulated makespan of seed, or NAN.
+ */
+static double calib_model(const struct jct_opts *o, const char *name, const char *pol,
+			  const struct sim_params *cal, unsigned *chunks, unsigned *workers)
+{
+	char path[4096], line[4096], *argv[128], *save = NULL, *t;
+	struct jct_opts mo;
+	struct sim_workload w;
+	struct sim_result r;
+	double span = NAN, first = INFINITY, last = 0;
+	int argc = 0, policy = sim_policy_parse(pol);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s/run-%s-s%u-r1.txt", o->dir, name, pol,
+		 o->seeds[0]);
+	f = fopen(path, "r");
+	if (!f || !fgets(line, sizeof(line), f)) {
+		if (f)
+			fclose(f);
+		return NAN;
+	}
+	fclose(f);
+	argv[argc++] = "esa_jct";
+	t = strstr(line, "--preset");
+	for (t = t ? strtok_r(t, " \n", &save) : NULL; t && argc < 127;
+	     t = strtok_r(NULL, " \n", &save))
+		argv[argc++] = t;
+	argv[argc] = NULL;
+	if (jct_parse(&mo, argc, argv, "calib") < 0)
+		return NAN;
+	mo.p.worker_mpps = cal->worker_mpps;
+	mo.p.switch_mpps = cal->switch_mpps;
+	mo.p.ps_mpps = cal->ps_mpps;
+	mo.p.ps_copy_cost = cal->ps_copy_cost;
+	mo.p.prop_us = cal->prop_us;
+	mo.p.link_gbps = cal->link_gbps;
+	mo.p.ps_link_gbps = cal->ps_link_gbps;
+	mo.p.ps_hosts = cal->ps_hosts;
+	if (sim_workload_gen(&mo.p, &w))
+		return NAN;
+	if (sim_run(&mo.p, &w, policy, &r) == 0) {
+		for (unsigned i = 0; i < w.njobs; i++) {
+			first = fmin(first, (double)w.job[i].arrival / T_S);
+			last = fmax(last, (double)w.job[i].arrival / T_S + r.jct[i]);
+		}
+		span = last - first;
+		*chunks = 0;
+		for (unsigned i = 0; i < w.njobs; i++)
+			*chunks += w.job[i].chunks * w.job[i].iters;
+		*workers = w.job[0].nworkers;
+	}
+	sim_result_free(&r);
+	sim_workload_free(&w);
+	return span;
+}
+
+int jct_calib(struct jct_opts *o)
+{
+	struct runf rf[64];
+	double v[64], w[64], x[64], idle[64], oth[64], sv[192], worst = 0;
+	double rtt, chunk_us, wk, sw_w4, sw_conc, sw_ps, sw, ps_rate, ps_us, copy_us;
+	struct sim_params cal;
+	unsigned n, nsw = 0, ch, nw;
+	char path[4096];
+	int bad = 0;
+
+	if (!o->dir) {
+		fprintf(stderr, "esa_jct calib: --dir is needed\n");
+		return 2;
+	}
+	printf("calibration: medians over the runs of each microbenchmark (seeds");
+	for (unsigned s = 0; s < o->nseeds; s++)
+		printf("%s%u", s ? "," : " ", o->seeds[s]);
+	printf("); one VGG-16-sized gradient (1079 chunks) per iteration, no compute\n");
+
+	/* rtt: window 1, two workers: libesa's mean round trip, and the time
+	 * per chunk (one chunk in flight: a round trip plus the hosts' work) */
+	n = calib_runs(o, "rtt", "esa", 1, rf);
+	for (unsigned k = 0; k < n; k++) {
+		v[k] = rf[k].job[0].rtt_us;
+		w[k] = rf[k].job[0].comm / (rf[k].job[0].chunks * rf[k].job[0].iters) * 1e6;
+		run_free(&rf[k]);
+	}
+	rtt = median(v, n);
+	chunk_us = median(w, n);
+	bad |= !n;
+	printf("  rtt   1 job of 2 workers, window 1: round trip %.1f us (libesa's mean), "
+	       "%.1f us per chunk\n", rtt, chunk_us);
+
+	/* w2: a job of two workers alone: each worker's DATA rate */
+	n = calib_runs(o, "w2", "esa", 1, rf);
+	for (unsigned k = 0; k < n; k++) {
+		v[k] = rf[k].job[0].tx / rf[k].job[0].comm / rf[k].job[0].workers;
+		idle[k] = rf[k].cpu_idle;
+		oth[k] = rf[k].cpu_others;
+		worst = fmax(worst, oth[k]);
+		run_free(&rf[k]);
+	}
+	wk = median(v, n);
+	bad |= !n;
+	printf("  w2    1 job of 2 workers: %.1fk DATA packets/s per worker (machine idle "
+	       "%.0f%%, others %.0f%%)\n", wk / 1e3, 100 * median(idle, n), 100 * median(oth, n));
+
+	/* w4: a job of four workers alone: the switch's packets in per second
+	 * (DATA only here); esa-ps's CPU per result copy (its only work) */
+	n = calib_runs(o, "w4", "esa", 1, rf);
+	for (unsigned k = 0; k < n; k++) {
+		uint64_t copies = rf[k].tot[ESA_C_PS_COPY_TX];
+
+		v[k] = rf[k].tot[ESA_C_RX] / rf[k].job[0].comm;
+		sv[nsw++] = v[k];
+		w[k] = copies ? rf[k].cpu_ps / copies * 1e6 : NAN;
+		idle[k] = rf[k].cpu_idle;
+		oth[k] = rf[k].cpu_others;
+		worst = fmax(worst, oth[k]);
+		run_free(&rf[k]);
+	}
+	sw_w4 = median(v, n);
+	copy_us = median(w, n);
+	bad |= !n;
+	printf("  w4    1 job of 4 workers: %.1fk packets/s into the switch (all DATA); "
+	       "esa-ps %.2f us CPU per result copy (idle %.0f%%, others %.0f%%)\n", sw_w4 / 1e3, copy_us,
+	       100 * median(idle, n), 100 * median(oth, n));
+
+	/* conc: four jobs of two workers at once, each in its own region */
+	n = calib_runs(o, "conc", "switchml", 4, rf);
+	for (unsigned k = 0; k < n; k++) {
+		double first = INFINITY, last = 0;
+
+		for (unsigned i = 0; i < 4; i++) {
+			first = fmin(first, rf[k].job[i].arrival);
+			last = fmax(last, rf[k].job[i].arrival + rf[k].job[i].jct);
+		}
+		v[k] = rf[k].tot[ESA_C_RX] / (last - first);
+		sv[nsw++] = v[k];
+		idle[k] = rf[k].cpu_idle;
+		oth[k] = rf[k].cpu_others;
+		worst = fmax(worst, oth[k]);
+		run_free(&rf[k]);
+	}
+	sw_conc = median(v, n);
+	bad |= !n;
+	printf("  conc  4 jobs of 2 workers at once: %.1fk packets/s into the switch (all "
+	       "DATA; idle %.0f%%, others %.0f%%)\n", sw_conc / 1e3, 100 * median(idle, n), 100 * median(oth, n));
+
+	/* ps: four workers, every packet through the PS (no switch memory):
+	 * the switch takes the DATA and forwards the PS's results; esa-ps's
+	 * CPU per packet it merges */
+	n = calib_runs(o, "ps", "switchml", 1, rf);
+	for (unsigned k = 0; k < n; k++) {
+		double res;
+
+		snprintf(path, sizeof(path), "%s/ps/ps-switchml-s%u-r1.json", o->dir, rf[k].seed);
+		res = ps_json_total(path, "result_tx");
+		v[k] = rf[k].job[0].tx / rf[k].job[0].comm;
+		x[k] = (rf[k].tot[ESA_C_RX] + res) / rf[k].job[0].comm;
+		sv[nsw++] = x[k];
+		w[k] = rf[k].cpu_ps / rf[k].job[0].tx * 1e6;
+		idle[k] = rf[k].cpu_idle;
+		oth[k] = rf[k].cpu_others;
+		worst = fmax(worst, oth[k]);
+		run_free(&rf[k]);
+	}
+	ps_rate = median(v, n);
+	sw_ps = median(x, n);
+	ps_us = median(w, n);
+	bad |= !n;
+	printf("  ps    1 job of 4 workers, no switch memory: %.1fk DATA packets/s through "
+	       "the PS, %.1fk packets/s into the switch (DATA and the PS's results); esa-ps "
+	       "%.2f us CPU per packet (idle %.0f%%, others %.0f%%)\n", ps_rate / 1e3, sw_ps / 1e3, ps_us,
+	       100 * median(idle, n), 100 * median(oth, n));
+	sw = median(sv, nsw);
+
+	memset(&cal, 0, sizeof(cal));
+	cal.worker_mpps = wk / 1e6;
+	cal.switch_mpps = sw / 1e6;
+	cal.ps_mpps = 1 / ps_us;
+	cal.ps_copy_cost = copy_us / ps_us;
+	cal.prop_us = rtt / 2;
+	cal.link_gbps = cal.ps_link_gbps = 10;
+	cal.ps_hosts = 1;
+	printf("testbed preset (user/sim/workload.c):\n"
+	       "  worker_mpps  = w2's rate per worker                      = %.4f\n"
+	       "  switch_mpps  = median of w4, conc, ps: packets/s in      = %.4f\n"
+	       "  ps_mpps      = 1 / esa-ps CPU per packet (ps)            = %.4f\n"
+	       "  ps_copy_cost = esa-ps CPU per copy (w4) / per packet     = %.2f\n"
+	       "  prop_us      = rtt / 2                                   = %.1f\n"
+	       "  link_gbps, ps_link_gbps: 10 (no line rate on veth; never binds)\n"
+	       "  ps_hosts     = 1 (one esa-ps for every job)\n",
+	       cal.worker_mpps, cal.switch_mpps, cal.ps_mpps, cal.ps_copy_cost, cal.prop_us);
+
+	/* What the model makes of the microbenchmarks with these numbers. */
+	printf("the model on the microbenchmarks (seed %u), measured -> simulated:\n",
+	       o->seeds[0]);
+	{
+		double span;
+
+		span = calib_model(o, "rtt", "esa", &cal, &ch, &nw);
+		printf("  rtt   %.1f -> %.1f us per chunk\n", chunk_us, span / ch * 1e6);
+		span = calib_model(o, "w2", "esa", &cal, &ch, &nw);
+		printf("  w2    %.1fk -> %.1fk DATA packets/s per worker\n", wk / 1e3,
+		       ch / span / 1e3);
+		span = calib_model(o, "w4", "esa", &cal, &ch, &nw);
+		printf("  w4    %.1fk -> %.1fk DATA packets/s\n", sw_w4 / 1e3, ch * nw / span / 1e3);
+		span = calib_model(o, "conc", "switchml", &cal, &ch, &nw);
+		printf("  conc  %.1fk -> %.1fk DATA packets/s\n", sw_conc / 1e3,
+		       ch * nw / span / 1e3);
+		printf("  ps    %.1fk -> %.1fk DATA packets/s through the PS (min(switch / 2, "
+		       "PS, 4 x worker); esa_sim cannot run a job without memory)\n",
+		       ps_rate / 1e3, fmin(fmin(sw / 2, 1e6 / ps_us), 4 * wk) / 1e3);
+	}
+	if (worst > 0.1)
+		printf("warning: other processes used up to %.0f%% of the machine during "
+		       "these runs: calibrate on a quiet machine\n", 100 * worst);
+	printf("calib: --worker-mpps %.4f --switch-mpps %.4f --ps-mpps %.4f "
+	       "--ps-copy-cost %.2f --prop-us %.1f --link-gbps 10 --ps-link-gbps 10 "
+	       "--ps-hosts 1\n", cal.worker_mpps, cal.switch_mpps, cal.ps_mpps,
+	       cal.ps_copy_cost, cal.prop_us);
+	return bad ? 1 : 0;
 }

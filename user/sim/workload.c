@@ -69,23 +69,28 @@ int sim_preset(struct sim_params *p, const char *name)
 	}
 	if (!strcmp(name, "testbed")) {
 		/*
-		 * The single-machine namespace testbed: veth links that move
-		 * about 1 Gbps each, the XDP switch and user-space hosts on
-		 * two cores, a small pool, a user-space PS.
+		 * The single-machine namespace testbed of the JCT benchmark
+		 * (make jct, docs/evaluation.md): the XDP switch, libesa
+		 * workers and one esa-ps sharing two cores.  Calibrated from
+		 * the microbenchmarks of `user/bench/jct.sh -C` (docs/
+		 * simulator.md, "Calibration"); every rate is a packet rate of
+		 * the shared CPU, not of a link.
 		 */
 		sim_defaults(p);
-		p->link_gbps = 1;
-		p->ps_link_gbps = 1;
-		p->prop_us = 20;
-		p->switch_mpps = 1.0;
-		p->ps_mpps = 0.2;
-		p->worker_mpps = 0.2;
+		p->link_gbps = 10;	/* veth: no line rate, never binds */
+		p->ps_link_gbps = 10;
+		p->prop_us = 9.2;	/* half of libesa's round trip, window 1 */
+		p->switch_mpps = 0.1098;	/* packets into the switch, saturated */
+		p->ps_mpps = 0.121;	/* 1 / esa-ps's CPU per packet */
+		p->ps_copy_cost = 0.64;	/* esa-ps's CPU per result copy */
+		p->worker_mpps = 0.0359;	/* a worker of a job of two, alone */
+		p->ps_hosts = 1;	/* one esa-ps serves every job */
 		p->pool = 64;
 		p->stale_ms = 100;	/* the XDP program's default */
-		p->window = 32;
+		p->window = 32;		/* a job alone is fastest with 32 */
 		p->timeout_us = 20000;
 		p->timeout_max_us = 200000;
-		p->njobs = 4;
+		p->njobs = 12;
 		p->load = 4;
 		p->wchoice[0] = 2;
 		p->wchoice[1] = 3;
@@ -94,7 +99,16 @@ int sim_preset(struct sim_params *p, const char *name)
 		p->iter_min = 20;
 		p->iter_max = 40;
 		p->scale = 0.002;
-		p->compute_scale = 10;
+		/*
+		 * A testbed worker moves 36k packets/s, a 100 Gbps port 11.2M:
+		 * stretching compute by the same factor (about 300) keeps each
+		 * job's compute-to-communication ratio that of the datacenter
+		 * preset.
+		 */
+		p->compute_scale = 300;
+		/* libesa stamps static priorities exactly as sim_prio_of()
+		 * does; its las and srsf have another granularity. */
+		p->prio = SIM_PRIO_STATIC;
 		return 0;
 	}
 	return -1;
