@@ -6,7 +6,8 @@
 #   make demo        the demo: scripts/demo.sh (root; installs what it needs)
 #   make bench-lib   libesa's send, receive and conversion paths against raw
 #                    sendmmsg/recvmmsg and memcpy floors, on loopback
-# Options of the demo: DEMO_ARGS="--jobs 3 --pool 192 ..." (scripts/demo.sh -h).
+# Options of the demo: DEMO_ARGS="-j 3 -w 2,3,4 -p 192 -n 2M -i 5" (scripts/demo.sh -h),
+# or the DEMO_* variables the script reads.
 
 LIB_DIR		:= user/lib
 PS_DIR		:= user/ps
@@ -77,7 +78,7 @@ $(HOSTS_BENCH): $(HOSTS_TEST_DIR)/lib_bench.c $(LIBESA_A) $(LIB_HDRS) | $(OUTPUT
 	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) $< $(LIBESA_A) -lpthread -lm -o $@
 
 # Loss, duplication and reordering for the reliability tests: tc BPF, since
-# the host kernel may lack sch_netem (selftests/hosts/README in impair.bpf.c).
+# the host kernel has no sch_netem (see impair.bpf.c).
 $(IMPAIR_OBJ): $(HOSTS_TEST_DIR)/impair.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
