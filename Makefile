@@ -50,16 +50,8 @@ all: $(ALL_EXTRA)
 deps:
 	$(Q)scripts/deps.sh build test plot
 
-# What the README's commands run on a fresh Debian 12 machine (as root).
-# The full demo (scripts/demo.sh) comes with the host side (mk/hosts.mk);
-# until then the demo is the data-plane walk-through of selftests/esa/e2e.sh.
-ifeq ($(wildcard scripts/demo.sh),)
-demo:
-	$(Q)scripts/deps.sh build test
-	$(Q)$(MAKE) --no-print-directory all
-	$(Q)selftests/esa/e2e.sh
-endif
-
+# What the README's commands run on a fresh Debian 12 machine (as root):
+# make demo (mk/hosts.mk) and make check.
 check:
 	$(Q)scripts/deps.sh build test plot torch
 	$(Q)$(MAKE) --no-print-directory all

@@ -86,13 +86,10 @@ $(IMPAIR_OBJ): $(HOSTS_TEST_DIR)/impair.bpf.c | $(OUTPUT)
 bench-lib: $(HOSTS_BENCH)
 	$(Q)$(HOSTS_BENCH)
 
-# The Makefile has a fallback demo for as long as scripts/demo.sh is absent.
-ifneq ($(wildcard scripts/demo.sh),)
 demo:
 	$(Q)scripts/deps.sh build test
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh $(DEMO_ARGS)
-endif
 
 hosts-clean:
 	$(Q)rm -rf $(LIB_OUT) $(LIBESA_A) $(LIBESA_SO) $(ESA_PS) $(ESA_JOBS) \
