@@ -19,22 +19,15 @@ B=build
 N=${1:-4000}
 V=${2:-256}
 P=esae$$
-PIN=/sys/fs/bpf/$P
-SW=$P-sw
+. selftests/hosts/topo.sh	# the namespaces, esactl(); its own prog load below
+topo_init
 n=0 fail=0
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 nok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $*"; }
 check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
-esactl() { nsenter --net=/run/netns/$SW $B/esactl -d $PIN "$@"; }
 
-cleanup() {
-	esactl prog unload >/dev/null 2>&1
-	for i in 1 2 3 4 5 6 7; do ip netns del $P-h$i 2>/dev/null; done
-	ip netns del $SW 2>/dev/null
-	rm -rf "$PIN"
-}
-[ -n "${KEEP:-}" ] || trap cleanup EXIT
+[ -n "${KEEP:-}" ] || trap topo_cleanup EXIT
 trap 'exit 1' INT TERM
 
 echo "TAP version 13"
@@ -44,23 +37,8 @@ done
 [ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 4; }
 
 setup() {
-	set -e
-	ip netns add $SW
-	ip -n $SW link set lo up
-	ip netns exec $SW sysctl -qw net.ipv4.ip_forward=1
-	for i in 1 2 3 4 5 6 7; do
-		ip netns add $P-h$i
-		ip -n $P-h$i link set lo up
-		ip link add p$i netns $SW type veth peer name eth0 netns $P-h$i
-		ip -n $SW addr add 10.9.$i.1/24 dev p$i
-		ip -n $SW link set p$i up
-		ip -n $P-h$i addr add 10.9.$i.2/24 dev eth0
-		ip -n $P-h$i link set eth0 up
-		ip -n $P-h$i route add default via 10.9.$i.1
-		# a veth takes XDP frames only if its peer runs NAPI: XDP_PASS
-		ip -n $P-h$i link set dev eth0 xdpdrv obj $B/esa_pass.bpf.o sec xdp
-	done
-	set +e
+	topo_switch || return 1
+	for i in 1 2 3 4 5 6 7; do topo_host $i || return 1; done
 }
 check "topology: switch with 7 ports, 7 hosts" setup
 

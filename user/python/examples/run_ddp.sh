@@ -5,10 +5,12 @@
 # behind an ESA switch, gradients summed by the switch (comm esa) or by gloo
 # (comm gloo, through the same namespaces and the switch box's routing):
 #
-#   ns $P-h1 10.8.1.2 --veth-- p1 \
-#   ...                             +- ns $P-sw [ESA XDP on p1..pN+1], 10.255.0.1:7680
-#   ns $P-hN 10.8.N.2 --veth-- pN   |
-#   ns $P-ps 10.8.0.2 --veth-- p0  /  (esa-ps, the job's parameter server)
+#   ns $P-h1   10.9.1.2   --veth-- p1   \
+#   ...                                    +- ns $P-sw [ESA XDP on every port], 10.255.0.1:7680
+#   ns $P-hN   10.9.N.2   --veth-- pN     |
+#   ns $P-h250 10.9.250.2 --veth-- p250  /  (esa-ps, the job's parameter server)
+#
+# (the topology of selftests/hosts/topo.sh, which the demo and tests share)
 #
 # usage: run_ddp.sh [ -n RANKS ] [ -c esa|gloo ] [ -s STEPS ] [ -o OUT.json ] [ -b ] [ -k ]
 #                   [ -B FLOATS ]
@@ -33,20 +35,17 @@ while getopts "n:c:s:o:bkB:" o; do
 	   exit 2 ;;
 	esac
 done
-P=esad$$
-SW=$P-sw
-PIN=/sys/fs/bpf/$P
+P=esat$$
 JOB=1
-esactl() { nsenter --net=/run/netns/$SW $B/esactl -d $PIN "$@"; }
-pids=()
+. selftests/hosts/topo.sh
+topo_init
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	[ -n "$KEEP" ] && { echo "kept: namespaces $P-*, pins $PIN" >&2; return; }
-	esactl prog unload >/dev/null 2>&1
-	for i in $(seq 0 "$N"); do ip netns del $P-h$i 2>/dev/null; done
-	ip netns del $SW 2>/dev/null
-	rm -rf "$PIN"
+	if [ -n "$KEEP" ]; then
+		for p in $TOPO_PIDS; do kill "$p" 2>/dev/null; done
+		echo "kept: namespaces $P-*, pins $PIN" >&2
+		return
+	fi
+	topo_cleanup
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -56,35 +55,19 @@ for f in esactl esa_pass.bpf.o esa-ps libesa.so; do
 done
 [ "$N" -ge 1 ] && [ "$N" -le 60 ] || { echo "run_ddp.sh: 1 to 60 ranks" >&2; exit 2; }
 
-set -e
-ip netns add $SW
-ip -n $SW link set lo up
-ip netns exec $SW sysctl -qw net.ipv4.ip_forward=1
-# h0 is the PS's host; h1..hN the ranks'
-for i in $(seq 0 "$N"); do
-	ip netns add $P-h$i
-	ip -n $P-h$i link set lo up
-	ip link add p$i netns $SW type veth peer name eth0 netns $P-h$i
-	ip -n $SW addr add 10.8.$i.1/24 dev p$i
-	ip -n $SW link set p$i up
-	ip -n $P-h$i addr add 10.8.$i.2/24 dev eth0
-	ip -n $P-h$i link set eth0 up
-	ip -n $P-h$i route add default via 10.8.$i.1
-	ip -n $P-h$i link set dev eth0 xdpdrv obj $B/esa_pass.bpf.o sec xdp
+die() { echo "run_ddp.sh: $*" >&2; exit 1; }
+# h250 is the PS's host; h1..hN the ranks'
+topo_switch || die "cannot make the switch namespace"
+for i in 250 $(seq 1 "$N"); do
+	topo_host $i || die "cannot make host $i"
 done
-esactl prog load values 256 slots 1024 addr 10.255.0.1 >/dev/null
+topo_load values 256 slots 1024 >/dev/null || die "cannot load the switch"
 workers=""
-for i in $(seq 0 "$N"); do
-	esactl dev attach p$i
-	ip netns exec $SW ping -c1 -W1 -q 10.8.$i.2 >/dev/null
-	[ "$i" = 0 ] || workers="$workers 10.8.$i.2:6000"
-done
-esactl job add $JOB ps 10.8.0.2:9000 workers $workers
-set +e
+for i in $(seq 1 "$N"); do workers="$workers 10.9.$i.2:6000"; done
+esactl job add $JOB ps 10.9.250.2:9000 workers $workers || die "cannot add the job"
 
-ip netns exec $P-h0 $B/esa-ps -q -s 10.255.0.1 job $JOB ps 10.8.0.2:9000 workers $workers \
-	>/tmp/$P-ps.log 2>&1 &
-pids+=($!)
+topo_bg ip netns exec $P-h250 $B/esa-ps -q -s 10.255.0.1 job $JOB ps 10.9.250.2:9000 \
+	workers $workers >/tmp/$P-ps.log 2>&1
 # gloo would advertise the hostname's address (loopback): use eth0's
 export PYTHONPATH=user/python ESA_LIBESA=$B/libesa.so GLOO_SOCKET_IFNAME=eth0
 rc=0
@@ -94,8 +77,8 @@ for r in $(seq 0 $((N - 1))); do
 	(
 		set -o pipefail
 		ip netns exec $P-h$h /usr/bin/python3 user/python/examples/ddp_train.py \
-			--rank $r --world "$N" --master 10.8.1.2:29500 --comm "$COMM" \
-			--switch 10.255.0.1 --job $JOB --local 10.8.$h.2:6000 --steps "$STEPS" \
+			--rank $r --world "$N" --master 10.9.1.2:29500 --comm "$COMM" \
+			--switch 10.255.0.1 --job $JOB --local 10.9.$h.2:6000 --steps "$STEPS" \
 			${OUT:+--out "$OUT"} $CHECK 2>&1 | sed "s/^/[rank $r] /"
 	) &
 	ranks+=($!)
