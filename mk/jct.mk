@@ -3,11 +3,16 @@
 # the same seeded workload as the simulator's, run under each policy on the
 # XDP switch, reported beside the simulator on the same jobs.
 #
-#   make jct          the benchmark (root; ~12 minutes): tables, plots and the
-#                     summary line; files in build/jct/
+#   make jct          the benchmark (root; about 6 minutes): the testbed preset's
+#                     workload, 3 seeds x 3 runs per policy, the simulator on
+#                     the same jobs, tables, plots and the summary line; files
+#                     in build/jct/
+#   make jct-sweep    the same over a pool x load x window grid (root; about
+#                     15 minutes): build/jct/sweep/sweep.txt
+#   make jct-calib    the calibration microbenchmarks of the testbed preset
 #   make jct-plots    redraw the plots of the last run
 # JCT_ARGS passes options to user/bench/jct.sh (jct.sh -h), e.g.
-# JCT_ARGS="-s 1,2 -r 1" for a shorter run.
+# JCT_ARGS="-s 1,2 -r 1" for a shorter run; JCT_SWEEP_ARGS to jct-sweep.sh.
 #
 # mk/*.mk are read in alphabetical order: the simulator's objects and libesa
 # are named by path here, their rules are in mk/sim.mk and mk/hosts.mk.
@@ -19,6 +24,7 @@ JCT_SRCS	:= $(JCT_DIR)/esa_jct.c $(JCT_DIR)/jct_opts.c $(JCT_DIR)/jct_report.c
 JCT_DEPS	:= $(OUTPUT)/sim/obj/sim.o $(OUTPUT)/sim/obj/workload.o $(OUTPUT)/libesa.a
 JCT_PLOTS	:= jct_cdf util_ts jct_validation
 JCT_ARGS	?=
+JCT_SWEEP_ARGS	?=
 
 ALL_EXTRA	+= $(JCT_BIN)
 CLEAN_EXTRA	+= jct-clean
@@ -29,11 +35,21 @@ $(JCT_BIN): $(JCT_SRCS) $(JCT_DIR)/jct.h $(JCT_DEPS) $(COMMON) $(HDRS) user/sim/
 	$(Q)$(CC) $(CFLAGS) -Iuser/sim -Iuser/lib $(JCT_SRCS) $(JCT_DEPS) $(COMMON) \
 		$(LDLIBS) -o $@
 
-.PHONY: jct jct-plots jct-clean
+.PHONY: jct jct-sweep jct-calib jct-plots jct-clean
 jct:
 	$(Q)scripts/deps.sh build test plot
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)OUTPUT=$(OUTPUT) $(JCT_DIR)/jct.sh $(JCT_ARGS)
+
+jct-sweep:
+	$(Q)scripts/deps.sh build test plot
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)OUTPUT=$(OUTPUT) $(JCT_DIR)/jct-sweep.sh $(JCT_SWEEP_ARGS)
+
+jct-calib:
+	$(Q)scripts/deps.sh build test
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)OUTPUT=$(OUTPUT) $(JCT_DIR)/jct.sh -C -s 1,2,3,4,5
 
 jct-plots:
 	$(Q)command -v gnuplot >/dev/null || \

@@ -279,6 +279,8 @@ static void *worker_main(void *arg)
 
 		for (size_t i = 0; i < n; i++)
 			in[i] = g_base(sb, i) + (int32_t)(w->rank + 1) * g_k(sk, i);
+		if (R.o->inject && j->id == 0 && w->rank == 0 && it == 0)
+			in[n / 2] += 1;
 		if (it > 0) {
 			uint32_t pb = salt_of(p->seed, j->id, it - 1, 1);
 			uint32_t pk = salt_of(p->seed, j->id, it - 1, 2);
@@ -334,6 +336,7 @@ done:
 	pthread_mutex_lock(&R.lock);
 	if (w->rc) {
 		j->failed = 1;
+		atomic_store(&R.abort, 1);	/* its peers would wait for it */
 		if (!w->ew) {	/* never opened: let the main thread go on */
 			j->opened++;
 		}
@@ -788,6 +791,23 @@ int jct_run(struct jct_opts *o)
 			atomic_store(&R.abort, 1);
 			pthread_cond_broadcast(&R.cond);
 			deadline = now + 60;	/* workers see the abort within 200 ms */
+		}
+		if (atomic_load(&R.abort)) {
+			/* A failed or overlong run: the jobs still to come never
+			 * start, and workers waiting for a registration give up. */
+			for (unsigned i = next; i < R.wl.njobs; i++) {
+				struct job *j = &R.job[i];
+
+				if (j->state == J_PENDING) {
+					j->state = J_DELETED;
+					j->failed = 1;
+					done++;
+				} else if (j->state == J_STARTED) {
+					j->state = J_REGISTERED;
+					j->failed = 1;
+				}
+			}
+			pthread_cond_broadcast(&R.cond);
 		}
 		for (unsigned i = next; i < R.wl.njobs; i++) {
 			struct job *j = &R.job[i];

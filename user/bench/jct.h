@@ -37,14 +37,16 @@ struct jct_opts {
 	double	lead_ms;	/* time from start to the first arrival */
 	double	max_run_s;	/* give up a run after this long */
 	int	ps_pid;		/* run: esa-ps's pid, for its CPU time */
-	int	noslot;		/* run, switchml: no job ever gets switch
+	int	noslot;
+	int	inject;		/* run: rank 0 of job 0 sends one wrong element
+				 * (the test that the sums are checked) */		/* run, switchml: no job ever gets switch
 				 * memory (calibration of the PS path) */
 	unsigned seeds[64];	/* report: the seeds run */
 	unsigned nseeds;
 	unsigned reps;		/* report: repetitions per seed */
-	double	tol_avg;	/* report: sim vs testbed tolerance, average JCT */
-	double	tol_ratio;	/* ... of the JCT ratios against esa */
-	double	tol_job;	/* ... per job (median of |log ratio|) */
+	double	tol[JCT_NPOL];	/* report: per policy, the largest |log(sim /
+				 * testbed)| of the average JCT, and of the
+				 * median over jobs of each job's JCT */
 	int	verbose;
 };
 

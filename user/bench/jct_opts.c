@@ -18,7 +18,7 @@ enum {
 	O_TOMAX, O_JOBS, O_LOAD, O_RATE, O_WORKERS, O_ITERS, O_MODELS, O_SCALE,
 	O_CSCALE, O_STRAGGLE, O_HOSTS, O_PREFIX, O_PIN, O_OUT, O_DIR, O_POLICY,
 	O_REP, O_SAMPLE, O_LEAD, O_MAXRUN, O_SEEDS, O_REPS, O_TOLAVG, O_TOLRATIO,
-	O_TOLJOB, O_NOSLOT, O_PSPID,
+	O_TOLJOB, O_NOSLOT, O_PSPID, O_INJECT,
 };
 
 static const struct option lopts[] = {
@@ -60,11 +60,12 @@ static const struct option lopts[] = {
 	{ "max-run-s", required_argument, 0, O_MAXRUN },
 	{ "seeds", required_argument, 0, O_SEEDS },
 	{ "reps", required_argument, 0, O_REPS },
-	{ "tol-avg", required_argument, 0, O_TOLAVG },
-	{ "tol-ratio", required_argument, 0, O_TOLRATIO },
-	{ "tol-job", required_argument, 0, O_TOLJOB },
+	{ "tol-esa", required_argument, 0, O_TOLAVG },
+	{ "tol-atp", required_argument, 0, O_TOLRATIO },
+	{ "tol-switchml", required_argument, 0, O_TOLJOB },
 	{ "noslot", no_argument, 0, O_NOSLOT },
 	{ "ps-pid", required_argument, 0, O_PSPID },
+	{ "inject-error", no_argument, 0, O_INJECT },
 	{ "verbose", no_argument, 0, 'v' },
 	{ "help", no_argument, 0, 'h' },
 	{ 0 }
@@ -105,13 +106,15 @@ void jct_usage(FILE *f)
 "  --ps-pid PID       esa-ps's pid: its CPU time goes into the run file\n"
 "  --noslot           switchml: no job ever gets a region, every packet\n"
 "                     goes through the PS (calibration)\n"
+"  --inject-error     rank 0 of job 0 adds 1 to one element of its first\n"
+"                     gradient: the run must find the wrong sums (tests)\n"
 "Report:\n"
 "  --dir DIR          the run files (run-POLICY-sSEED-rREP.txt)\n"
 "  --seeds LIST       seeds [the --seed]; --reps N repetitions per seed [1]\n"
-"  --tol-avg X        simulator vs testbed: |log(sim/testbed)| of each policy's\n"
-"                     average JCT at most X [0.25]\n"
-"  --tol-ratio X      ... of each baseline's JCT ratio to esa [0.25]\n"
-"  --tol-job X        ... median over jobs of the per-job |log ratio| [0.35]\n");
+"  --tol-esa X, --tol-atp X, --tol-switchml X\n"
+"                     simulator vs testbed: the largest |log(sim/testbed)| of\n"
+"                     the policy's average JCT and of the median over jobs of\n"
+"                     each job's [0.25, 0.65, 0.45] (docs/evaluation.md)\n");
 }
 
 static int num(const char *opt, const char *s, double lo, double hi, double *v)
@@ -182,9 +185,11 @@ int jct_parse(struct jct_opts *o, int argc, char **argv, const char *cmd)
 	o->lead_ms = 300;
 	o->max_run_s = 300;
 	o->reps = 1;
-	o->tol_avg = 0.25;
-	o->tol_ratio = 0.25;
-	o->tol_job = 0.35;
+	/* docs/evaluation.md, "Validation": the testbed's run-to-run spread,
+	 * plus for atp and switchml the model's known bias on the PS path. */
+	o->tol[ESA_POLICY_ESA] = 0.25;
+	o->tol[ESA_POLICY_ATP] = 0.65;
+	o->tol[ESA_POLICY_SWITCHML] = 0.45;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "vh", lopts, NULL)) != -1) {
 		const char *name = NULL;
@@ -400,21 +405,24 @@ int jct_parse(struct jct_opts *o, int argc, char **argv, const char *cmd)
 			o->reps = (unsigned)x;
 			break;
 		case O_TOLAVG:
-			if (num(name, optarg, 0, 10, &o->tol_avg))
+			if (num(name, optarg, 0, 10, &o->tol[ESA_POLICY_ESA]))
 				return -1;
 			break;
 		case O_TOLRATIO:
-			if (num(name, optarg, 0, 10, &o->tol_ratio))
+			if (num(name, optarg, 0, 10, &o->tol[ESA_POLICY_ATP]))
 				return -1;
 			break;
 		case O_TOLJOB:
-			if (num(name, optarg, 0, 10, &o->tol_job))
+			if (num(name, optarg, 0, 10, &o->tol[ESA_POLICY_SWITCHML]))
 				return -1;
 			break;
 		case O_PSPID:
 			if (num(name, optarg, 1, 1 << 30, &x))
 				return -1;
 			o->ps_pid = (int)x;
+			break;
+		case O_INJECT:
+			o->inject = 1;
 			break;
 		case O_NOSLOT:
 			o->noslot = 1;
