@@ -79,11 +79,11 @@ int sim_preset(struct sim_params *p, const char *name)
 		sim_defaults(p);
 		p->link_gbps = 10;	/* veth: no line rate, never binds */
 		p->ps_link_gbps = 10;
-		p->prop_us = 9.2;	/* half of libesa's round trip, window 1 */
-		p->switch_mpps = 0.1098;	/* packets into the switch, saturated */
-		p->ps_mpps = 0.121;	/* 1 / esa-ps's CPU per packet */
-		p->ps_copy_cost = 0.64;	/* esa-ps's CPU per result copy */
-		p->worker_mpps = 0.0359;	/* a worker of a job of two, alone */
+		p->prop_us = 8.9;	/* half of libesa's round trip, window 1 */
+		p->switch_mpps = 0.1386;	/* packets into the switch, saturated */
+		p->ps_mpps = 0.1199;	/* 1 / esa-ps's CPU per packet */
+		p->ps_copy_cost = 0.59;	/* esa-ps's CPU per result copy */
+		p->worker_mpps = 0.0382;	/* a worker of a job of two, alone */
 		p->ps_hosts = 1;	/* one esa-ps serves every job */
 		p->pool = 64;
 		p->stale_ms = 100;	/* the XDP program's default */
@@ -100,7 +100,7 @@ int sim_preset(struct sim_params *p, const char *name)
 		p->iter_max = 40;
 		p->scale = 0.002;
 		/*
-		 * A testbed worker moves 36k packets/s, a 100 Gbps port 11.2M:
+		 * A testbed worker moves 38k packets/s, a 100 Gbps port 11.2M:
 		 * stretching compute by the same factor (about 300) keeps each
 		 * job's compute-to-communication ratio that of the datacenter
 		 * preset.
