@@ -28,10 +28,20 @@ static __always_inline __u32 esa_hash32(__u32 x)
 
 /*
  * Slot of chunk (job, seq), or -1 when the job owns no switch memory.
- * Shared pool (esa, atp): a job's consecutive chunks take consecutive slots
- * from a per-job offset, so a job never collides with itself while its window
- * fits the pool, and jobs start at independent places.
- * Static regions (switchml): seq modulo the job's own region.
+ *
+ * Static regions (switchml): seq modulo the job's own region, which no other
+ * job uses.
+ *
+ * Shared pool (esa, atp), with a home (region_size != 0): seq modulo the
+ * job's home, a run of slots the control plane placed (esa_home_place())
+ * where few other homes are.  Homes may overlap and may wrap around the end
+ * of the pool; where they overlap, priorities decide (preemption).  While a
+ * worker's window fits its home, a job never collides with itself, and jobs
+ * whose homes do not overlap never collide at all.
+ *
+ * Shared pool without a home: a job's consecutive chunks take consecutive
+ * slots from hash(job), so its window slides around the whole pool as it
+ * goes, crossing every other job's.
  */
 static __always_inline __s64 esa_slot_index(__u8 policy, __u16 job, __u32 seq,
 					     __u32 pool, __u32 region_base,
@@ -45,7 +55,82 @@ static __always_inline __s64 esa_slot_index(__u8 policy, __u16 job, __u32 seq,
 	}
 	if (!pool)
 		return -1;
+	if (region_size) {
+		if (region_base >= pool || region_size > pool)
+			return -1;
+		return ((__u64)region_base + seq % region_size) % pool;
+	}
 	return (__u32)(esa_hash32(job) + seq) % pool;
+}
+
+/* Slots [a, a + x) and [b, b + y) of a pool have in common (x, y <= pool). */
+static inline __u32 esa_runs_shared(__u32 a, __u32 x, __u32 b, __u32 y,
+				    __u32 pool)
+{
+	__u64 d = ((__u64)b + pool - a) % pool, n = 0;
+
+	if (d < x)
+		n += (d + y < x ? d + y : x) - d;
+	if (d + y > pool)
+		n += d + y - pool < x ? d + y - pool : x;
+	return (__u32)n;
+}
+
+struct esa_home {
+	__u32	base;
+	__u32	size;
+};
+
+/*
+ * Where a new home of `size` slots goes in a pool of `pool` slots, given the
+ * n homes of the active jobs (control plane only: esactl and the simulator).
+ * Candidates are slot 0 and the end of every home.  The winner shares the
+ * fewest slots with other homes, then meets the fewest homes, then is the
+ * tightest fit of a free run (so large gaps stay for later jobs), then the
+ * lowest.  So homes do not overlap while they fit, and when they cannot,
+ * every home is shared by two jobs before any by three.
+ */
+static inline __u32 esa_home_place(const struct esa_home *h, __u32 n,
+				   __u32 pool, __u32 size)
+{
+	__u64 best_shared = ~0ull;
+	__u32 best = 0, best_meet = ~0u, best_run = ~0u;
+
+	if (!pool || !size)
+		return 0;
+	if (size > pool)
+		size = pool;
+	for (__u32 c = 0; c <= n; c++) {
+		__u32 at = c ? (__u32)(((__u64)h[c - 1].base + h[c - 1].size) % pool) : 0;
+		__u32 meet = 0, run = pool;
+		__u64 shared = 0;
+
+		for (__u32 k = 0; k < n; k++) {
+			__u32 d = (__u32)(((__u64)h[k].base + pool - at) % pool);
+			__u32 hs = h[k].size < pool ? h[k].size : pool, sh;
+
+			if (!hs)
+				continue;
+			sh = esa_runs_shared(at, size, h[k].base, hs, pool);
+			shared += sh;
+			meet += sh > 0;
+			if (esa_runs_shared(at, 1, h[k].base, hs, pool))
+				run = 0;	/* at is inside home k */
+			else if (d < run)
+				run = d;
+		}
+		if (shared < best_shared ||
+		    (shared == best_shared && meet < best_meet) ||
+		    (shared == best_shared && meet == best_meet && run < best_run) ||
+		    (shared == best_shared && meet == best_meet && run == best_run &&
+		     at < best)) {
+			best = at;
+			best_shared = shared;
+			best_meet = meet;
+			best_run = run;
+		}
+	}
+	return best;
 }
 
 /* Where chunk seq of job jid keeps its tombstone in esa_tombs. */

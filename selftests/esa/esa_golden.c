@@ -1030,6 +1030,61 @@ TEST_F(esa, switchml_regions_are_private)
 	EXPECT_EQ(0, t_ctr(&self->e, JB, ESA_C_PREEMPT_CAUSED));
 }
 
+/*
+ * Homes on the shared pool (esactl job add ... region BASE SIZE under esa):
+ * chunk seq of a job with home B+S lands in slot (B + seq % S) mod slots,
+ * wrapping the pool; homes that do not overlap never collide, and where
+ * two overlap, priorities decide as anywhere in the shared pool.
+ */
+TEST_F(esa, homes_place_chunks_on_the_shared_pool)
+{
+	struct esa_job a = t_job(W, T_PS_A, 7, JA), b = t_job(W, T_PS_B, 7, JB);
+	struct esa_slot s;
+	struct t_run r;
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	ASSERT_EQ(0, esa_job_del(&self->e, JA));
+	ASSERT_EQ(0, esa_job_del(&self->e, JB));
+	a.region_base = 60;			/* slots 60..63, 0..3 */
+	a.region_size = 8;
+	b.region_base = 4;			/* slots 4..11 */
+	b.region_size = 8;
+	ASSERT_EQ(0, esa_job_add(&self->e, JA, &a, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, esa_job_add(&self->e, JB, &b, self->err, sizeof(self->err)));
+	/* a window of 8 each: every chunk claims a slot of its own home */
+	for (__u32 q = 0; q < 8; q++) {
+		SEND(JA, 0, 16 + q, 1, 0, &r);
+		EXPECT_EQ(XDP_DROP, r.verdict);
+		SEND(JB, 0, 16 + q, 1, 0, &r);
+		EXPECT_EQ(XDP_DROP, r.verdict);
+	}
+	for (__u32 q = 0; q < 8; q++) {
+		ASSERT_EQ(0, t_slot(&self->e, (60 + q) % 64, &s, NULL));
+		EXPECT_EQ(JA, s.job);
+		EXPECT_EQ(16 + q, s.seq);
+		ASSERT_EQ(0, t_slot(&self->e, 4 + q, &s, NULL));
+		EXPECT_EQ(JB, s.job);
+		EXPECT_EQ(16 + q, s.seq);
+	}
+	EXPECT_EQ(0, t_ctr(&self->e, JA, ESA_C_COLLISION));
+	EXPECT_EQ(0, t_ctr(&self->e, JB, ESA_C_COLLISION));
+	/* a chunk a home further on meets its own job's chunk: collision */
+	SEND(JA, 0, 24, 1, 0, &r);
+	EXPECT_EQ(XDP_REDIRECT, r.verdict);
+	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_COLLISION));
+	/* B moves its home onto A's: the higher priority takes slot 0 */
+	ASSERT_EQ(0, esa_job_del(&self->e, JB));
+	b.region_base = 0;
+	ASSERT_EQ(0, esa_job_add(&self->e, JB, &b, self->err, sizeof(self->err)));
+	SEND(JB, 0, 8, 2, 0, &r);		/* 8 % 8 = 0: slot 0, A's chunk 20 */
+	EXPECT_EQ(XDP_REDIRECT, r.verdict);
+	ASSERT_EQ(0, t_slot(&self->e, 0, &s, NULL));
+	EXPECT_EQ(JB, s.job);
+	EXPECT_EQ(8, s.seq);
+	EXPECT_EQ(1, t_ctr(&self->e, JB, ESA_C_PREEMPT_CAUSED));
+	EXPECT_EQ(ESA_TOMB_PS, t_tomb(&self->e, JA, 20));
+}
+
 /* Job registration rejects what the data path could not serve. */
 TEST_F(esa, job_registration_checked)
 {
@@ -1050,9 +1105,19 @@ TEST_F(esa, job_registration_checked)
 	j = t_job(W, T_PS_A, 7, 6);
 	EXPECT_EQ(-EINVAL, esa_job_add(&self->e, 16, &j, self->err, sizeof(self->err)));
 	EXPECT_NE(NULL, strstr(self->err, "out of range"));
+	j.region_base = 4;		/* a home needs a size */
+	EXPECT_EQ(-EINVAL, esa_job_add(&self->e, 6, &j, self->err, sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "size"));
+	j.region_base = 64;		/* and must start in the pool */
 	j.region_size = 4;
 	EXPECT_EQ(-EINVAL, esa_job_add(&self->e, 6, &j, self->err, sizeof(self->err)));
-	EXPECT_NE(NULL, strstr(self->err, "switchml"));
+	EXPECT_NE(NULL, strstr(self->err, "does not fit"));
+	j.region_base = 0;
+	j.region_size = 65;
+	EXPECT_EQ(-EINVAL, esa_job_add(&self->e, 6, &j, self->err, sizeof(self->err)));
+	j.region_base = 60;		/* wrapping the pool is fine */
+	j.region_size = 64;
+	EXPECT_EQ(0, esa_job_add(&self->e, 6, &j, self->err, sizeof(self->err)));
 }
 
 TEST_HARNESS_MAIN

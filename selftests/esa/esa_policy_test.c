@@ -190,6 +190,105 @@ TEST(slot_index_contract)
 	EXPECT_EQ(-1, esa_slot_index(ESA_POLICY_SWITCHML, 5, 1, 64, 60, 8));
 	EXPECT_EQ(-1, esa_slot_index(ESA_POLICY_SWITCHML, 5, 1, 64, 64, 1));
 	EXPECT_EQ(-1, esa_slot_index(ESA_POLICY_ESA, 5, 1, 0, 0, 0));
+	/* a home on the shared pool: seq modulo the home, wrapping the pool */
+	for (__u32 s = 0; s < 100; s++) {
+		EXPECT_EQ(40 + s % 8, esa_slot_index(ESA_POLICY_ESA, 5, s, 64, 40, 8));
+		EXPECT_EQ((60 + s % 8) % 64, esa_slot_index(ESA_POLICY_ATP, 5, s, 64, 60, 8));
+	}
+	EXPECT_EQ((0xfffffff0ull + 0xffffffffu % 64) % 0xffffffffu,
+		  esa_slot_index(ESA_POLICY_ESA, 5, 0xffffffffu, 0xffffffffu, 0xfffffff0u, 64));
+	EXPECT_EQ(-1, esa_slot_index(ESA_POLICY_ESA, 5, 1, 64, 64, 8));
+	EXPECT_EQ(-1, esa_slot_index(ESA_POLICY_ESA, 5, 1, 64, 0, 65));
+}
+
+/* Slots of home h that some other home of hs[0..n) covers. */
+static __u32 shared_slots(const struct esa_home *hs, __u32 n, __u32 pool, __u32 i)
+{
+	__u32 shared = 0;
+
+	for (__u32 s = 0; s < hs[i].size; s++) {
+		__u32 slot = (hs[i].base + s) % pool;
+
+		for (__u32 k = 0; k < n; k++)
+			if (k != i && esa_runs_shared(slot, 1, hs[k].base, hs[k].size, pool)) {
+				shared++;
+				break;
+			}
+	}
+	return shared;
+}
+
+TEST(runs_shared)
+{
+	/* against slot-by-slot counting, wrapping runs included */
+	for (__u32 pool = 1; pool <= 12; pool++)
+		for (__u32 a = 0; a < pool; a++)
+			for (__u32 x = 0; x <= pool; x++)
+				for (__u32 b = 0; b < pool; b++)
+					for (__u32 y = 0; y <= pool; y++) {
+						__u32 want = 0;
+
+						for (__u32 i = 0; i < x; i++)
+							want += (i + a + pool - b) % pool < y;
+						ASSERT_EQ(want, esa_runs_shared(a, x, b, y, pool));
+					}
+}
+
+TEST(home_place)
+{
+	struct esa_home hs[64];
+	__u32 n, pool = 1024, covered;
+
+	/* eight homes of 128 tile a pool of 1024 exactly, none overlapping */
+	for (n = 0; n < 8; n++) {
+		hs[n].base = esa_home_place(hs, n, pool, 128);
+		hs[n].size = 128;
+	}
+	for (__u32 i = 0; i < n; i++) {
+		ASSERT_GT(pool, hs[i].base);
+		ASSERT_EQ(0, shared_slots(hs, n, pool, i));
+	}
+	/* a ninth shares one home's slots exactly, a tenth another's */
+	hs[8].base = esa_home_place(hs, 8, pool, 128);
+	hs[8].size = 128;
+	hs[9].base = esa_home_place(hs, 9, pool, 128);
+	hs[9].size = 128;
+	EXPECT_EQ(0, hs[8].base % 128);
+	EXPECT_EQ(0, hs[9].base % 128);
+	EXPECT_NE(hs[8].base, hs[9].base);
+	/* a home leaving the pool frees its run for the next job: best fit */
+	for (__u32 i = 0; i < 8; i++)
+		hs[i] = (struct esa_home){ i * 128, 128 };
+	hs[2].size = 0;				/* job 2 gone: a hole at 256 */
+	EXPECT_EQ(256, esa_home_place(hs, 8, pool, 100));
+	/* no room: the place sharing the fewest slots, not the fewest homes */
+	hs[0] = (struct esa_home){ 0, 16 };
+	hs[1] = (struct esa_home){ 16, 16 };
+	EXPECT_EQ(32, esa_home_place(hs, 2, 64, 40));	/* shares 8 of home 0 */
+	/* mixed sizes: homes pack from slot 0, none overlapping while they fit */
+	for (int round = 0; round < 200; round++) {
+		__u32 sum = 0;
+
+		srand(round);
+		pool = 64 + rand() % 4000;
+		covered = 0;
+		for (n = 0; n < 64; n++) {
+			__u32 size = 1 + rand() % 64;
+
+			if (sum + size > pool)
+				break;
+			hs[n].base = esa_home_place(hs, n, pool, size);
+			hs[n].size = size;
+			sum += size;
+		}
+		for (__u32 i = 0; i < n; i++) {
+			ASSERT_GT(pool, hs[i].base);
+			covered += shared_slots(hs, n, pool, i);
+		}
+		ASSERT_EQ(0, covered);
+	}
+	EXPECT_EQ(0, esa_home_place(hs, 0, 0, 8));
+	EXPECT_EQ(0, esa_home_place(hs, 0, 100, 8));
 }
 
 TEST(full_mask)

@@ -469,9 +469,13 @@ int esa_job_check(const struct esa_cfg *cfg, __u32 id, const struct esa_job *j,
 		    j->region_size > cfg->slots - j->region_base)
 			return ERR("region %u+%u exceeds the pool of %u slots",
 				   j->region_base, j->region_size, cfg->slots);
-	} else if (j->region_size || j->region_base) {
-		return ERR("regions are for policy switchml only (this switch runs %s)",
-			   esa_policy_names[cfg->policy]);
+	} else if (j->region_size) {
+		/* a home on the shared pool: it may wrap, and overlap others */
+		if (j->region_base >= cfg->slots || j->region_size > cfg->slots)
+			return ERR("home %u+%u does not fit the pool of %u slots",
+				   j->region_base, j->region_size, cfg->slots);
+	} else if (j->region_base) {
+		return ERR("a region needs a size (region BASE SIZE)");
 	}
 	return 0;
 }

@@ -36,6 +36,7 @@ _esactl()
 	dev:attach:attach|dev:detach:detach)
 		COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur")); return ;;
 	dev:attach:*) COMPREPLY=($(compgen -W 'mode' -- "$cur")); return ;;
+	job:add:region) COMPREPLY=($(compgen -W 'auto' -- "$cur")); return ;;
 	job:add:*) [[ $cword -gt $((i + 2)) ]] &&
 		COMPREPLY=($(compgen -W 'ps workers max-prio lease region' -- "$cur")); return ;;
 	job:set:*) COMPREPLY=($(compgen -W 'max-prio' -- "$cur")); return ;;

@@ -465,7 +465,7 @@ static int usage_job(void)
 {
 	fprintf(stderr,
 		"Usage: esactl job add ID ps ADDR:PORT workers ADDR[:PORT]... [ max-prio N ]\n"
-		"                      [ lease MSEC ] [ region BASE SIZE ]\n"
+		"                      [ lease MSEC ] [ region { BASE | auto } SIZE ]\n"
 		"       esactl job delete ID\n"
 		"       esactl job set ID max-prio N\n"
 		"       esactl job show [ ID ]\n"
@@ -486,12 +486,84 @@ static bool is_job_keyword(const char *w)
 	return false;
 }
 
+struct regions {
+	__u32		skip;		/* the job being placed */
+	__u32		n;
+	struct esa_home	h[65536];
+};
+
+static int collect_region(__u32 id, const struct esa_job *j,
+			  const struct esa_nl_job_info *info, void *arg)
+{
+	struct regions *rs = arg;
+
+	if (id != rs->skip && j->region_size && !(info && info->expired))
+		rs->h[rs->n++] = (struct esa_home){ j->region_base, j->region_size };
+	return 0;
+}
+
+/*
+ * region auto SIZE: policy switchml takes the lowest run of SIZE slots no
+ * other job's region uses; esa and atp place the job's home where it meets
+ * the fewest other homes (esa_home_place()).
+ */
+static int place_region(struct registry *r, __u32 id, struct esa_job *j)
+{
+	struct regions *rs;
+	struct esa_job o;
+	__u32 pool, size = j->region_size;
+	int rc = 0;
+
+	if (!r->maps)
+		return fail("region auto needs the loaded program (its pool size)");
+	pool = r->e.cfg.slots;
+	if (size > pool)
+		return fail("region of %u slots does not fit the pool of %u", size, pool);
+	rs = calloc(1, sizeof(*rs));
+	if (!rs)
+		return fail("out of memory");
+	rs->skip = id;
+	if (r->nl) {
+		rc = esa_nl_job_dump(r->nl, collect_region, rs);
+		if (rc)
+			rc = fail("cannot list esa.ko's jobs: %s", strerror(-rc));
+	} else {
+		for (__u32 k = 0; k < r->e.cfg.max_jobs; k++)
+			if (!esa_job_read(&r->e, k, &o) && o.state == ESA_JOB_ACTIVE &&
+			    !esa_job_expired(&o))
+				collect_region(k, &o, NULL, rs);
+	}
+	if (!rc && r->e.cfg.policy == ESA_POLICY_SWITCHML) {
+		bool found = false;
+
+		for (__u32 c = 0; c <= rs->n; c++) {
+			__u64 at = c ? (__u64)rs->h[c - 1].base + rs->h[c - 1].size : 0;
+			__u32 k;
+
+			for (k = 0; k < rs->n; k++)
+				if (at < (__u64)rs->h[k].base + rs->h[k].size &&
+				    rs->h[k].base < at + size)
+					break;
+			if (k == rs->n && at + size <= pool && (!found || at < j->region_base)) {
+				j->region_base = at;
+				found = true;
+			}
+		}
+		if (!found)
+			rc = fail("no free run of %u slots left in the pool of %u", size, pool);
+	} else if (!rc) {
+		j->region_base = esa_home_place(rs->h, rs->n, pool, size);
+	}
+	free(rs);
+	return rc;
+}
+
 static int job_add(int argc, char **argv)
 {
 	struct esa_job j = { .max_prio = 255 };
 	char err[ESA_ERR_LEN];
 	struct registry r;
-	bool have_ps = false;
+	bool have_ps = false, auto_region = false;
 	__u32 id, v;
 	int rc;
 
@@ -527,7 +599,9 @@ static int job_add(int argc, char **argv)
 				return 1;
 		} else if (matches(*argv, "region")) {
 			NEXT_ARG();
-			if (get_u32("region base", *argv, ~0u, &j.region_base))
+			auto_region = !strcmp(*argv, "auto");
+			if (!auto_region &&
+			    get_u32("region base", *argv, ~0u, &j.region_base))
 				return 1;
 			NEXT_ARG();
 			if (get_u32("region size", *argv, ~0u, &j.region_size))
@@ -540,8 +614,14 @@ static int job_add(int argc, char **argv)
 		return fail("job add needs \"ps ADDR:PORT\"");
 	if (!j.nworkers)
 		return fail("job add needs \"workers ADDR...\"");
+	if (auto_region && !j.region_size)
+		return fail("region auto needs a size of at least 1");
 	if (registry_open(&r))
 		return 1;
+	if (auto_region && place_region(&r, id, &j)) {
+		registry_close(&r);
+		return 1;
+	}
 	/* What the loaded program cannot serve is refused with its reason. */
 	if (r.maps && esa_job_check(&r.e.cfg, id, &j, err, sizeof(err))) {
 		registry_close(&r);

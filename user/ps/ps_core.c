@@ -342,9 +342,11 @@ int ps_parse_job(int argc, char **argv, struct ps_job_cfg *j, char *err, size_t 
 						argv[i]), -1;
 			i++;	/* the switch's business */
 		} else if (!strcmp(argv[i], "region")) {
-			if (i + 2 >= argc || !is_number(argv[i + 1], ~0u, &v) ||
+			if (i + 2 >= argc ||
+			    (strcmp(argv[i + 1], "auto") && !is_number(argv[i + 1], ~0u, &v)) ||
 			    !is_number(argv[i + 2], ~0u, &v))
-				return snprintf(err, len, "job %u: region needs BASE SIZE", j->id),
+				return snprintf(err, len, "job %u: region needs BASE SIZE or auto SIZE",
+						j->id),
 				       -1;
 			i += 2;
 		} else {

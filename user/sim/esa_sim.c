@@ -53,6 +53,9 @@ static void usage(FILE *f)
 "  --switchml-regions N  switchml: the pool's fixed equal regions; a job takes\n"
 "                        a free one at arrival or when one frees up;\n"
 "                        0 = max(ceil(load), pool / window) [%u]\n"
+"  --home N              esa, atp: every job gets a home of N slots, placed\n"
+"                        where it meets the fewest others (esactl's region\n"
+"                        auto N); 0 = hash(job) + chunk over the pool [%u]\n"
 "Hosts and links:\n"
 "  --link-gbps X         worker link rate [%g]\n"
 "  --ps-link-gbps X      PS link rate [%g]\n"
@@ -94,7 +97,7 @@ static void usage(FILE *f)
 "The last line is always (for a sweep: of its base point)\n"
 "  jct: esa=<s> atp=<s> switchml=<s> speedup_vs_atp=<x> speedup_vs_switchml=<x>\n",
 		sim_prio_name(d.prio), (unsigned long long)d.seed, d.pool, d.nvals,
-		d.switch_mpps, d.stale_ms, d.swml_regions, d.link_gbps,
+		d.switch_mpps, d.stale_ms, d.swml_regions, d.home, d.link_gbps,
 		d.ps_link_gbps, d.prop_us, d.ps_mpps, d.ps_copy_cost, d.ps_hosts,
 		d.worker_mpps, d.window, d.timeout_us, d.timeout_max_us, d.loss,
 		d.njobs, d.load, d.iter_min, d.iter_max, d.scale, d.compute_scale,
@@ -308,10 +311,10 @@ static void print_header(const struct sim_params *p, const struct cmp *c)
 		nw[w->job[i].nworkers]++;
 	}
 	printf("esa_sim: preset=%s seed=%llu reps=%u jobs=%u load=%g (%.1f jobs/s) "
-	       "pool=%ux%u window=%u prio=%s switchml-regions=%u\n",
+	       "pool=%ux%u window=%u prio=%s switchml-regions=%u home=%u\n",
 	       preset_name, (unsigned long long)p->seed, c->reps, p->njobs,
 	       p->load, w->rate, p->pool, p->nvals, p->window,
-	       sim_prio_name(p->prio), p->swml_regions);
+	       sim_prio_name(p->prio), p->swml_regions, p->home);
 	printf("esa_sim: links %g Gbps (PS %g Gbps), latency %g us, switch %s, "
 	       "PS %g Mpps, timeout %g-%g us, stale %g ms, loss %g\n",
 	       p->link_gbps, p->ps_link_gbps, p->prop_us,
@@ -843,7 +846,7 @@ enum {
 	O_PSLINK, O_PROP, O_PSMPPS, O_PSCOPY, O_PSHOSTS, O_WMPPS, O_WINDOW,
 	O_TO, O_TOMAX, O_LOSS, O_LOSSPS, O_JOBS, O_LOAD, O_RATE, O_WORKERS,
 	O_ITERS, O_MODELS, O_SCALE, O_CSCALE, O_STRAGGLE, O_TSBIN, O_MAXSIM,
-	O_SWEEP, O_OUT, O_SPOOL, O_SLOAD, O_SJOBS, O_SPRIO, O_SWIN, O_SPROP,
+	O_SWEEP, O_OUT, O_SPOOL, O_SLOAD, O_SJOBS, O_SPRIO, O_SWIN, O_SPROP, O_HOME,
 };
 
 static const struct option opts[] = {
@@ -861,6 +864,7 @@ static const struct option opts[] = {
 	{ "switch-mpps", required_argument, 0, O_SWMPPS },
 	{ "stale-ms", required_argument, 0, O_STALE },
 	{ "switchml-regions", required_argument, 0, O_SWML },
+	{ "home", required_argument, 0, O_HOME },
 	{ "link-gbps", required_argument, 0, O_LINK },
 	{ "ps-link-gbps", required_argument, 0, O_PSLINK },
 	{ "prop-us", required_argument, 0, O_PROP },
@@ -1087,6 +1091,7 @@ int main(int argc, char **argv)
 			case O_SWMPPS: if (x < 0) goto bad; p.switch_mpps = x; break;
 			case O_STALE: if (x < 0) goto bad; p.stale_ms = x; break;
 			case O_SWML: if (x < 0) goto bad; p.swml_regions = (unsigned)x; break;
+			case O_HOME: if (x < 0 || x > 1 << 24) goto bad; p.home = (unsigned)x; break;
 			case O_LINK: if (x <= 0) goto bad; p.link_gbps = x; break;
 			case O_PSLINK: if (x <= 0) goto bad; p.ps_link_gbps = x; break;
 			case O_PROP: if (x < 0) goto bad; p.prop_us = x; break;

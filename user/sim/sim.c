@@ -211,6 +211,7 @@ struct sim {
 	uint32_t *waitq;
 	unsigned wq_head, wq_tail;
 	struct job *job;
+	struct esa_home *homes;	/* scratch for home_place() */
 	unsigned jobs_active, jobs_done;
 	struct pshost *ps;
 	unsigned nps;
@@ -1188,6 +1189,20 @@ static void worker_timer(struct sim *s, struct job *j, unsigned rank)
 		arm_timer(s, j, rank, next);
 }
 
+/* esactl job add ... region auto HOME: a home where few others are. */
+static void home_place(struct sim *s, struct job *j)
+{
+	struct esa_home *h = s->homes;
+	unsigned n = 0, size = s->P->home < s->P->pool ? s->P->home : s->P->pool;
+
+	for (unsigned k = 0; k < s->W->njobs; k++)
+		if (s->job[k].state == JS_RUN && s->job[k].reg.region_size)
+			h[n++] = (struct esa_home){ s->job[k].reg.region_base,
+						    s->job[k].reg.region_size };
+	j->reg.region_base = esa_home_place(h, n, s->P->pool, size);
+	j->reg.region_size = size;
+}
+
 static int job_arrive(struct sim *s, struct job *j)
 {
 	unsigned n = j->spec->nworkers, win = s->P->window;
@@ -1202,6 +1217,8 @@ static int job_arrive(struct sim *s, struct job *j)
 	if (s->policy == ESA_POLICY_SWITCHML && swml_assign(s, j))
 		s->waitq[s->wq_tail++] = (uint32_t)(j - s->job);
 	j->wmax = win;
+	if (s->policy != ESA_POLICY_SWITCHML && s->P->home)
+		home_place(s, j);
 	while (ring < 4 * win)
 		ring *= 2;
 	j->ringmask = ring - 1;
@@ -1278,6 +1295,7 @@ static void sim_free(struct sim *s)
 		}
 	}
 	free(s->job);
+	free(s->homes);
 	free(s->slot);
 	free(s->tombs);
 	free(s->aux);
@@ -1334,6 +1352,7 @@ static int sim_setup(struct sim *s, const struct sim_params *P,
 	s->tombs = calloc((size_t)W->njobs * ESA_TOMB_RING, sizeof(*s->tombs));
 	s->aux = calloc(P->pool, sizeof(*s->aux));
 	s->job = calloc(W->njobs, sizeof(*s->job));
+	s->homes = calloc(W->njobs, sizeof(*s->homes));
 	s->nps = P->ps_hosts ? P->ps_hosts : W->njobs;
 	s->ps = calloc(s->nps, sizeof(*s->ps));
 	if (policy == ESA_POLICY_SWITCHML) {
@@ -1355,7 +1374,7 @@ static int sim_setup(struct sim *s, const struct sim_params *P,
 		if (!s->reg_owner || !s->waitq)
 			return -1;
 	}
-	if (!s->slot || !s->tombs || !s->aux || !s->job || !s->ps)
+	if (!s->slot || !s->tombs || !s->aux || !s->job || !s->homes || !s->ps)
 		return -1;
 
 	first = W->job[0].arrival;

@@ -77,6 +77,9 @@ struct sim_params {
 	int	prio;		/* enum sim_prio */
 	unsigned swml_regions;	/* switchml: the pool's fixed equal regions;
 				 * 0: max(ceil(load), pool / window) */
+	unsigned home;		/* esa, atp: every job's home of this many
+				 * slots, placed at arrival by
+				 * esa_home_place(); 0: hash(job) + seq */
 	uint64_t seed;
 	double	ts_bin_us;	/* utilisation time series bin; 0: auto */
 	double	max_sim_s;	/* give up (livelock guard) after this */

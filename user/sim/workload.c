@@ -56,6 +56,7 @@ void sim_defaults(struct sim_params *p)
 	p->model_mask = (1u << SIM_NMODELS) - 1;
 	p->prio = SIM_PRIO_LAS;
 	p->swml_regions = 0;
+	p->home = 0;
 	p->seed = 1;
 	p->ts_bin_us = 0;
 	p->max_sim_s = 1000;

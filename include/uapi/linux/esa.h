@@ -179,8 +179,14 @@ struct esa_job {
 	__u8	flags;
 	struct esa_addr ps;	/* the job's parameter server */
 	__u32	lease_ms;	/* silent this long: slots reclaimed; 0: never */
-	__u32	region_base;	/* policy switchml: first slot of the region */
-	__u32	region_size;	/* policy switchml: slots in the region */
+	/*
+	 * Where chunk seq goes: slot region_base + seq % region_size.  Policy
+	 * switchml: the job's own region (required).  Policies esa and atp:
+	 * the job's home on the shared pool, which may overlap other homes
+	 * and wrap the pool's end; region_size 0: hash(job) + seq instead.
+	 */
+	__u32	region_base;
+	__u32	region_size;
 	__u32	resv;
 	__u64	last_active_ns;	/* CLOCK_MONOTONIC (coarse), data path */
 	struct esa_addr rank[ESA_MAX_WORKERS];
@@ -384,9 +390,11 @@ struct esa_counters {
  *                          the job's packets may carry.
  *   ESA_JOB_A_LEASE_MS     NLA_U32, optional, default 0 (never):
  *                          0 .. ESA_LEASE_MS_MAX.
- *   ESA_JOB_A_REGION_BASE  NLA_U32, optional, default 0: policy switchml,
- *   ESA_JOB_A_REGION_SIZE  NLA_U32, optional, default 0: the job's static
- *                          slot region; base + size must not pass 2^32.
+ *   ESA_JOB_A_REGION_BASE  NLA_U32, optional, default 0: the job's slots
+ *   ESA_JOB_A_REGION_SIZE  NLA_U32, optional, default 0: (struct esa_job):
+ *                          its region (switchml) or home (esa, atp); base +
+ *                          size must not pass 2^32.  The pool's size is
+ *                          the program's: esactl checks against it.
  *
  * ESA_CMD_JOB_DEL: unregister ESA_JOB_A_ID (required).  ENOENT if unknown.
  *
