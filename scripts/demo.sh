@@ -129,15 +129,13 @@ esactl dev show | sed 's/^/   /'
 
 step "Jobs: $JOBS, registered at the switch and at the PS"
 declare -a SPEC RUN PRIO
-region=0
 for ((k = 1; k <= JOBS; k++)); do
 	PRIO[$k]=$(( (JOBS - k) % 256 ))
 	SPEC[$k]=$(topo_jobspec $k 250 $((6000 + k)) ${PRIO[$k]} 10000 ${HOSTS[$k]})
-	extra=""
 	if [ $POLICY = switchml ]; then	# static regions: the pool split evenly
-		size=$((POOL / JOBS))
-		extra="region $region $size"
-		region=$((region + size))
+		extra="region auto $((POOL / JOBS))"
+	else				# a home of a window, shared where they meet
+		extra="region auto $((WINDOW < POOL ? WINDOW : POOL))"
 	fi
 	esactl job add ${SPEC[$k]#job } $extra || die "cannot register job $k"
 	RUN[$k]=$(topo_jobrun $k $((6000 + k)) ${HOSTS[$k]} -- window=$WINDOW \
