@@ -7,23 +7,25 @@
 # with the validation verdict of each point (docs/evaluation.md).  Each point
 # keeps its runs, report and plots in DIR/pPOOL-lLOAD-wWINDOW/.
 #
-# usage: user/bench/jct-sweep.sh [ -s SEEDS ] [ -o DIR ] [ -p POINTS ]
+# usage: user/bench/jct-sweep.sh [ -s SEEDS ] [ -r REPS ] [ -o DIR ] [ -p POINTS ]
 #   POINTS: space-separated POOL:LOAD:WINDOW triples
 set -u
 cd "$(dirname "$0")/../.."
 B=${OUTPUT:-build}
 
 SEEDS=1,2
+REPS=1
 OUT=$B/jct/sweep
 POINTS="16:2:32 16:4:32 16:8:32 64:2:32 64:4:32 64:8:32 256:2:32 256:4:32 256:8:32 16:4:8 64:4:8"
 
-while getopts "s:o:p:h" o; do
+while getopts "s:r:o:p:h" o; do
 	case $o in
 	s) SEEDS=$OPTARG ;;
+	r) REPS=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	p) POINTS=$OPTARG ;;
 	h) sed -n '/^# usage/,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
-	   echo "  defaults: -s $SEEDS -o $OUT -p \"$POINTS\""; exit 0 ;;
+	   echo "  defaults: -s $SEEDS -r $REPS -o $OUT -p \"$POINTS\""; exit 0 ;;
 	*) exit 2 ;;
 	esac
 done
@@ -34,8 +36,8 @@ rc=0
 for pt in $POINTS; do
 	IFS=: read -r pool load win <<<"$pt"
 	d=$OUT/p$pool-l$load-w$win
-	echo "jct-sweep: pool $pool, load $load, window $win (seeds $SEEDS)" >&2
-	user/bench/jct.sh -q -s "$SEEDS" -o "$d" -- --preset testbed --pool "$pool" \
+	echo "jct-sweep: pool $pool, load $load, window $win (seeds $SEEDS, $REPS run(s) each)" >&2
+	user/bench/jct.sh -q -s "$SEEDS" -r "$REPS" -o "$d" -- --preset testbed --pool "$pool" \
 		--load "$load" --window "$win" >"$d.txt" 2>"$d.err" || rc=1
 	grep '^jct:' "$d.txt" | sed 's/^/  testbed /' >&2
 	grep '^sim-jct:' "$d.txt" | sed 's/^sim-jct:/  sim     jct:/' >&2

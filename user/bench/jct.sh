@@ -180,7 +180,7 @@ one_try() {
 		-v t0="$t0" -v t1="$t1" '
 		$1 == "job" { sum += $11; nj++ }
 		$1 == "util" { u = $2 " " $3 " " $4 }
-		$1 == "cpu" { c = $7 " " $11 }
+		$1 == "cpu" { c = $7 " " $10 }
 		END { printf "jct: %s: seed %s rep %s %-8s avg JCT %7.1f ms  %s %s (%.0f s)\n",
 		      l, s, rp, p, 1000 * sum / nj, u, c, t1 - t0 }' "$run" >&2
 	return 0
