@@ -114,6 +114,11 @@ if [ -x "$bin/esactl" ]; then
 		       grep -q '\"event\":\"expired\"' /tmp/esactl-mon &&
 		       grep -q '\"event\":\"deleted\"' /tmp/esactl-mon"
 	t "rmmod refused while the kfunc program is loaded" sh -c "! rmmod esa"
+	t "esactl job add region auto: homes placed from esa.ko's job list" \
+		sh -c "'$bin/esactl' -d $pin job add 5 ps 10.9.0.2:9000 workers 10.9.0.3 region auto 16 &&
+		       '$bin/esactl' -d $pin job add 6 ps 10.9.0.2:9000 workers 10.9.0.3 region auto 16 &&
+		       '$bin/esactl' -d $pin job show 6 | grep -q 'region 16+16' &&
+		       '$bin/esactl' -d $pin job flush"
 	t "esactl prog unload" esactl prog unload
 	t "no program: esactl job add goes to esa.ko, refused with its extack" \
 		sh -c "! '$bin/esactl' -d $pin job add 4000 ps 10.9.0.2:9000 workers 10.9.0.3 2>/tmp/e;
