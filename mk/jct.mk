@@ -7,8 +7,9 @@
 #                     workload, 3 seeds x 3 runs per policy, the simulator on
 #                     the same jobs, tables, plots and the summary line; files
 #                     in build/jct/
-#   make jct-sweep    the same over a pool x load x window grid (root; about
-#                     15 minutes): build/jct/sweep/sweep.txt
+#   make jct-sweep    the same over a pool x load x window grid, with and
+#                     without homes (root; about 20 minutes):
+#                     build/jct/sweep/sweep.txt
 #   make jct-calib    the calibration microbenchmarks of the testbed preset
 #   make jct-plots    redraw the plots of the last run
 # JCT_ARGS passes options to user/bench/jct.sh (jct.sh -h), e.g.

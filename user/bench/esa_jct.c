@@ -123,6 +123,7 @@ struct job {
 	int	failed;
 	uint32_t gen;		/* the switch's generation while registered */
 	int	region;		/* switchml: region index, -1: none */
+	struct esa_home home;	/* esa, atp with --home: its run of the pool */
 	struct esa_counters ctr;
 	struct wk w[ESA_MAX_WORKERS];
 };
@@ -447,6 +448,21 @@ static int job_register(struct job *j)
 		e.region_base = (unsigned)j->region * R.regsize;
 		e.region_size = R.regsize;
 	}
+	if (R.o->policy != ESA_POLICY_SWITCHML && R.o->p.home) {
+		/* esactl's "region auto": where it meets the fewest homes of
+		 * the jobs registered now (the simulator's home_place()) */
+		struct esa_home h[JCT_MAX_JOBS];
+		unsigned n = 0, size = R.o->p.home < R.o->p.pool ? R.o->p.home : R.o->p.pool;
+
+		for (unsigned k = 0; k < R.wl.njobs; k++)
+			if ((R.job[k].state == J_REGISTERED || R.job[k].state == J_DONE) &&
+			    R.job[k].home.size)
+				h[n++] = R.job[k].home;
+		j->home.base = esa_home_place(h, n, R.o->p.pool, size);
+		j->home.size = size;
+		e.region_base = j->home.base;
+		e.region_size = j->home.size;
+	}
 	rc = esa_job_add(&R.sw, j->id, &e, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "esa_jct: job %u: %s\n", j->id, err);
@@ -464,6 +480,7 @@ static void job_retire(struct job *j, double now)
 	esa_job_del(&R.sw, j->id);
 	j->gen++;
 	j->state = J_DELETED;
+	j->home.size = 0;
 	if (j->region < 0)
 		return;
 	R.reg_owner[j->region] = 0;
@@ -764,6 +781,10 @@ int jct_run(struct jct_opts *o)
 		 * adopts it at the next iteration; libesa's is fixed). */
 		if (o->policy == ESA_POLICY_SWITCHML && R.regsize < j->window)
 			j->window = R.regsize;
+		/* ... and so is a home (esa_sim's job_window()) */
+		if (o->policy != ESA_POLICY_SWITCHML && p->home &&
+		    (p->home < p->pool ? p->home : p->pool) < j->window)
+			j->window = p->home < p->pool ? p->home : p->pool;
 		j->region = -1;
 		j->t_arr = R.t0 + (double)j->s->arrival / T_S;
 		for (unsigned r = 0; r < j->n; r++) {

@@ -8,7 +8,7 @@
 # keeps its runs, report and plots in DIR/pPOOL-lLOAD-wWINDOW/.
 #
 # usage: user/bench/jct-sweep.sh [ -s SEEDS ] [ -r REPS ] [ -o DIR ] [ -p POINTS ]
-#   POINTS: space-separated POOL:LOAD:WINDOW triples
+#   POINTS: space-separated POOL:LOAD:WINDOW[:HOME] (HOME: esa_sim's --home)
 set -u
 cd "$(dirname "$0")/../.."
 B=${OUTPUT:-build}
@@ -16,7 +16,8 @@ B=${OUTPUT:-build}
 SEEDS=1,2
 REPS=1
 OUT=$B/jct/sweep
-POINTS="16:2:32 16:4:32 16:8:32 64:2:32 64:4:32 64:8:32 256:2:32 256:4:32 256:8:32 16:4:8 64:4:8"
+POINTS="16:2:32 16:4:32 16:8:32 64:2:32 64:4:32 64:8:32 256:2:32 256:4:32 256:8:32 16:4:8 64:4:8
+16:4:32:16 16:8:32:16 64:4:32:16 64:8:32:16 256:4:32:16 256:8:32:16"
 
 while getopts "s:r:o:p:h" o; do
 	case $o in
@@ -34,46 +35,51 @@ mkdir -p "$OUT" || exit 1
 t0=$(date +%s)
 rc=0
 for pt in $POINTS; do
-	IFS=: read -r pool load win <<<"$pt"
-	d=$OUT/p$pool-l$load-w$win
-	echo "jct-sweep: pool $pool, load $load, window $win (seeds $SEEDS, $REPS run(s) each)" >&2
+	IFS=: read -r pool load win home <<<"$pt"
+	home=${home:-0}
+	d=$OUT/p$pool-l$load-w$win$( [ "$home" = 0 ] || echo "-h$home")
+	echo "jct-sweep: pool $pool, load $load, window $win, home $home (seeds $SEEDS," \
+		"$REPS run(s) each)" >&2
 	user/bench/jct.sh -q -s "$SEEDS" -r "$REPS" -o "$d" -- --preset testbed --pool "$pool" \
-		--load "$load" --window "$win" >"$d.txt" 2>"$d.err" || rc=1
+		--load "$load" --window "$win" --home "$home" >"$d.txt" 2>"$d.err" || rc=1
 	grep '^jct:' "$d.txt" | sed 's/^/  testbed /' >&2
 	grep '^sim-jct:' "$d.txt" | sed 's/^sim-jct:/  sim     jct:/' >&2
 done
 
 # One table: testbed and simulator side by side, and gnuplot data.
 {
-	printf '%-5s %-5s %-6s | %-28s | %-28s | %-26s | %s\n' pool load window \
+	printf '%-5s %-5s %-6s %-4s | %-28s | %-28s | %-26s | %s\n' pool load window home \
 		"testbed esa/atp/swml (ms)" "sim esa/atp/swml (ms)" \
 		"speedup atp,swml: tb | sim" "validation"
 	for pt in $POINTS; do
-		IFS=: read -r pool load win <<<"$pt"
-		f=$OUT/p$pool-l$load-w$win.txt
-		awk -v pool=$pool -v load=$load -v win=$win '
+		IFS=: read -r pool load win home <<<"$pt"
+		home=${home:-0}
+		f=$OUT/p$pool-l$load-w$win$( [ "$home" = 0 ] || echo "-h$home").txt
+		awk -v pool=$pool -v load=$load -v win=$win -v home=$home '
 		function kv(s, k,   a, i, n) { n = split(s, a, /[ =]/)
 			for (i = 1; i < n; i++) if (a[i] == k) return a[i + 1]; return "nan" }
 		/^jct:/ { t = $0 } /^sim-jct:/ { m = $0 } /^validation:/ { v = $2 }
 		/^machine/ { o = $0; sub(/.*at most /, "", o); sub(/\)/, "", o) }
-		END { printf "%-5s %-5s %-6s | %8.0f %8.0f %8.0f    | %8.0f %8.0f %8.0f    " \
+		END { printf "%-5s %-5s %-6s %-4s | %8.0f %8.0f %8.0f    | %8.0f %8.0f %8.0f    " \
 			"| %5.2f %5.2f | %5.2f %5.2f | %s (others <= %s)\n",
-			pool, load, win, 1000 * kv(t, "esa"), 1000 * kv(t, "atp"), 1000 * kv(t, "switchml"),
+			pool, load, win, home, 1000 * kv(t, "esa"), 1000 * kv(t, "atp"), 1000 * kv(t, "switchml"),
 			1000 * kv(m, "esa"), 1000 * kv(m, "atp"), 1000 * kv(m, "switchml"),
 			kv(t, "speedup_vs_atp"), kv(t, "speedup_vs_switchml"),
 			kv(m, "speedup_vs_atp"), kv(m, "speedup_vs_switchml"), v, o }' "$f"
 	done
 } | tee "$OUT/sweep.txt"
 {
-	echo "# pool load window tb_vs_atp tb_vs_switchml sim_vs_atp sim_vs_switchml"
+	echo "# pool load window home tb_vs_atp tb_vs_switchml sim_vs_atp sim_vs_switchml"
 	for pt in $POINTS; do
-		IFS=: read -r pool load win <<<"$pt"
-		awk -v pool=$pool -v load=$load -v win=$win '
+		IFS=: read -r pool load win home <<<"$pt"
+		home=${home:-0}
+		awk -v pool=$pool -v load=$load -v win=$win -v home=$home '
 		function kv(s, k,   a, i, n) { n = split(s, a, /[ =]/)
 			for (i = 1; i < n; i++) if (a[i] == k) return a[i + 1]; return "nan" }
 		/^jct:/ { t = $0 } /^sim-jct:/ { m = $0 }
-		END { print pool, load, win, kv(t, "speedup_vs_atp"), kv(t, "speedup_vs_switchml"),
-			kv(m, "speedup_vs_atp"), kv(m, "speedup_vs_switchml") }' "$OUT/p$pool-l$load-w$win.txt"
+		END { print pool, load, win, home, kv(t, "speedup_vs_atp"), kv(t, "speedup_vs_switchml"),
+			kv(m, "speedup_vs_atp"), kv(m, "speedup_vs_switchml") }' \
+			"$OUT/p$pool-l$load-w$win$( [ "$home" = 0 ] || echo "-h$home").txt"
 	done
 } >"$OUT/sweep.dat"
 echo "jct-sweep: $(($(date +%s) - t0)) s; table in $OUT/sweep.txt" >&2

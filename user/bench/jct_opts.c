@@ -18,7 +18,7 @@ enum {
 	O_TOMAX, O_JOBS, O_LOAD, O_RATE, O_WORKERS, O_ITERS, O_MODELS, O_SCALE,
 	O_CSCALE, O_STRAGGLE, O_HOSTS, O_PREFIX, O_PIN, O_OUT, O_DIR, O_POLICY,
 	O_REP, O_SAMPLE, O_LEAD, O_MAXRUN, O_SEEDS, O_REPS, O_TOLAVG, O_TOLRATIO,
-	O_TOLJOB, O_NOSLOT, O_PSPID, O_INJECT,
+	O_TOLJOB, O_NOSLOT, O_PSPID, O_INJECT, O_HOME,
 };
 
 static const struct option lopts[] = {
@@ -28,6 +28,7 @@ static const struct option lopts[] = {
 	{ "pool", required_argument, 0, O_POOL },
 	{ "stale-ms", required_argument, 0, O_STALE },
 	{ "switchml-regions", required_argument, 0, O_SWML },
+	{ "home", required_argument, 0, O_HOME },
 	{ "link-gbps", required_argument, 0, O_LINK },
 	{ "ps-link-gbps", required_argument, 0, O_PSLINK },
 	{ "prop-us", required_argument, 0, O_PROP },
@@ -90,6 +91,8 @@ void jct_usage(FILE *f)
 "  --preset NAME --seed N --jobs N --load X --rate X --workers LIST\n"
 "  --iters MIN-MAX --models LIST --scale X --compute-scale X --straggle X\n"
 "  --prio static|flat --pool N --window N --stale-ms X --switchml-regions N\n"
+"  --home N (esa, atp: each job's chunks on a run of N slots placed by\n"
+"  esa_home_place(), as esactl's region auto; 0: hash(job) + chunk)\n"
 "  --timeout-us X --timeout-max-us X  (testbed and simulator)\n"
 "  --link-gbps X --ps-link-gbps X --prop-us X --switch-mpps X --ps-mpps X\n"
 "  --ps-copy-cost X --ps-hosts N --worker-mpps X  (simulator only)\n"
@@ -114,7 +117,7 @@ void jct_usage(FILE *f)
 "  --tol-esa X, --tol-atp X, --tol-switchml X\n"
 "                     simulator vs testbed: the largest |log(sim/testbed)| of\n"
 "                     the policy's average JCT and of the median over jobs of\n"
-"                     each job's [0.25, 0.65, 0.45] (docs/evaluation.md)\n");
+"                     each job's [0.20, 0.35, 0.30] (docs/evaluation.md)\n");
 }
 
 static int num(const char *opt, const char *s, double lo, double hi, double *v)
@@ -185,11 +188,12 @@ int jct_parse(struct jct_opts *o, int argc, char **argv, const char *cmd)
 	o->lead_ms = 300;
 	o->max_run_s = 300;
 	o->reps = 1;
-	/* docs/evaluation.md, "Validation": the testbed's run-to-run spread,
-	 * plus for atp and switchml the model's known bias on the PS path. */
-	o->tol[ESA_POLICY_ESA] = 0.25;
-	o->tol[ESA_POLICY_ATP] = 0.65;
-	o->tol[ESA_POLICY_SWITCHML] = 0.45;
+	/* docs/evaluation.md, "Validation": about twice the largest deviation
+	 * measured over the sweep (esa 0.08, switchml 0.16, atp 0.20), which
+	 * leaves room for the run-to-run spread of averages of a few runs. */
+	o->tol[ESA_POLICY_ESA] = 0.20;
+	o->tol[ESA_POLICY_ATP] = 0.35;
+	o->tol[ESA_POLICY_SWITCHML] = 0.30;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "vh", lopts, NULL)) != -1) {
 		const char *name = NULL;
@@ -229,6 +233,11 @@ int jct_parse(struct jct_opts *o, int argc, char **argv, const char *cmd)
 			if (num(name, optarg, 0, 1 << 20, &x))
 				return -1;
 			p->swml_regions = (unsigned)x;
+			break;
+		case O_HOME:
+			if (num(name, optarg, 0, 1 << 20, &x))
+				return -1;
+			p->home = (unsigned)x;
 			break;
 		case O_LINK:
 			if (num(name, optarg, 1e-6, 1e6, &p->link_gbps))
@@ -483,12 +492,12 @@ void jct_sim_args(FILE *f, const struct jct_opts *o)
 			first = 0;
 		}
 	fprintf(f, " --scale %g --compute-scale %g --straggle %g --prio %s "
-		"--pool %u --window %u --stale-ms %g --switchml-regions %u "
+		"--pool %u --window %u --stale-ms %g --switchml-regions %u --home %u "
 		"--timeout-us %g --timeout-max-us %g --link-gbps %g --ps-link-gbps %g "
 		"--prop-us %g --switch-mpps %g --ps-mpps %g --ps-copy-cost %g "
 		"--ps-hosts %u --worker-mpps %g",
 		p->scale, p->compute_scale, p->straggle, sim_prio_name(p->prio),
-		p->pool, p->window, p->stale_ms, p->swml_regions, p->timeout_us,
+		p->pool, p->window, p->stale_ms, p->swml_regions, p->home, p->timeout_us,
 		p->timeout_max_us, p->link_gbps, p->ps_link_gbps, p->prop_us,
 		p->switch_mpps, p->ps_mpps, p->ps_copy_cost, p->ps_hosts,
 		p->worker_mpps);

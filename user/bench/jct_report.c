@@ -454,9 +454,9 @@ int jct_report(struct jct_opts *o)
 	printf("esa_jct: %u jobs per run, seeds", nj);
 	for (unsigned s = 0; s < ns; s++)
 		printf("%s%u", s ? "," : " ", o->seeds[s]);
-	printf(", %u repetition%s each, pool %u x %u values, window %u, prio %s\n", nr,
-	       nr > 1 ? "s" : "", o->p.pool, o->p.nvals, o->p.window,
-	       sim_prio_name(o->p.prio));
+	printf(", %u repetition%s each, pool %u x %u values, window %u, prio %s, home %u\n",
+	       nr, nr > 1 ? "s" : "", o->p.pool, o->p.nvals, o->p.window,
+	       sim_prio_name(o->p.prio), o->p.home);
 	jct_print_scale(stdout, &o->p);
 	{
 		unsigned nreg, regsize;
@@ -570,7 +570,7 @@ int jct_report(struct jct_opts *o)
 		fclose(f);
 	}
 	/* Utilisation over time: the first seed's first repetition, in bins
-	 * of 1/200 of the longest makespan. */
+	 * of 1/100 of the longest makespan. */
 	snprintf(path, sizeof(path), "%s/util_ts.dat", o->dir);
 	if ((f = fopen(path, "w"))) {
 		double span = 0, bin;
@@ -578,7 +578,7 @@ int jct_report(struct jct_opts *o)
 		for (int pol = 0; pol < NPOL; pol++)
 			if (RUN(pol, 0, 0)->present)
 				span = fmax(span, RUN(pol, 0, 0)->makespan);
-		bin = span > 0 ? span / 200 : 0.01;
+		bin = span > 0 ? span / 100 : 0.01;
 		for (int pol = 0; pol < NPOL; pol++) {
 			struct runf *rf = RUN(pol, 0, 0);
 			size_t k = 0;
@@ -609,8 +609,8 @@ int jct_report(struct jct_opts *o)
 	}
 	snprintf(path, sizeof(path), "%s/meta.gp", o->dir);
 	if ((f = fopen(path, "w"))) {
-		fprintf(f, "base = \"pool %u, window %u, %u jobs, load %g, seeds %u\"\n",
-			o->p.pool, o->p.window, nj, o->p.load, ns);
+		fprintf(f, "base = \"pool %u, window %u, %u jobs, load %g, seeds %u%s\"\n",
+			o->p.pool, o->p.window, nj, o->p.load, ns, o->p.home ? ", homes" : "");
 		fclose(f);
 	}
 

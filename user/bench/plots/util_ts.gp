@@ -5,7 +5,7 @@
 # (occupied: aggregating, held, or reserved in a switchml region).
 if (!exists("dir")) dir = "build/jct"
 load 'user/bench/plots/common.gp'
-set terminal pngcairo size 900,800 noenhanced font ",11"
+set terminal pngcairo size 800,700 noenhanced font ",10"
 set output dir.'/util_ts.png'
 set multiplot layout 3,1 title "slot utilisation over time on the testbed (".base.")"
 set ylabel "share of the pool"
