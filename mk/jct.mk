@@ -3,12 +3,12 @@
 # the same seeded workload as the simulator's, run under each policy on the
 # XDP switch, reported beside the simulator on the same jobs.
 #
-#   make jct          the benchmark (root; about 6 minutes): the testbed preset's
-#                     workload, 3 seeds x 3 runs per policy, the simulator on
+#   make jct          the benchmark (root; about 5 minutes): the testbed preset's
+#                     workload with homes of 32, 3 seeds x 3 runs per policy, the simulator on
 #                     the same jobs, tables, plots and the summary line; files
 #                     in build/jct/
 #   make jct-sweep    the same over a pool x load x window grid, with and
-#                     without homes (root; about 20 minutes):
+#                     without homes (root; about 25 minutes):
 #                     build/jct/sweep/sweep.txt
 #   make jct-calib    the calibration microbenchmarks of the testbed preset
 #   make jct-plots    redraw the plots of the last run

@@ -17,8 +17,8 @@ enum {
 	O_PROP, O_SWMPPS, O_PSMPPS, O_PSCOPY, O_PSHOSTS, O_WMPPS, O_WINDOW, O_TO,
 	O_TOMAX, O_JOBS, O_LOAD, O_RATE, O_WORKERS, O_ITERS, O_MODELS, O_SCALE,
 	O_CSCALE, O_STRAGGLE, O_HOSTS, O_PREFIX, O_PIN, O_OUT, O_DIR, O_POLICY,
-	O_REP, O_SAMPLE, O_LEAD, O_MAXRUN, O_SEEDS, O_REPS, O_TOLAVG, O_TOLRATIO,
-	O_TOLJOB, O_NOSLOT, O_PSPID, O_INJECT, O_HOME,
+	O_REP, O_SAMPLE, O_LEAD, O_MAXRUN, O_SEEDS, O_REPS, O_TOL_ESA, O_TOL_ATP,
+	O_TOL_SWML, O_NOSLOT, O_PSPID, O_INJECT, O_HOME,
 };
 
 static const struct option lopts[] = {
@@ -61,9 +61,9 @@ static const struct option lopts[] = {
 	{ "max-run-s", required_argument, 0, O_MAXRUN },
 	{ "seeds", required_argument, 0, O_SEEDS },
 	{ "reps", required_argument, 0, O_REPS },
-	{ "tol-esa", required_argument, 0, O_TOLAVG },
-	{ "tol-atp", required_argument, 0, O_TOLRATIO },
-	{ "tol-switchml", required_argument, 0, O_TOLJOB },
+	{ "tol-esa", required_argument, 0, O_TOL_ESA },
+	{ "tol-atp", required_argument, 0, O_TOL_ATP },
+	{ "tol-switchml", required_argument, 0, O_TOL_SWML },
 	{ "noslot", no_argument, 0, O_NOSLOT },
 	{ "ps-pid", required_argument, 0, O_PSPID },
 	{ "inject-error", no_argument, 0, O_INJECT },
@@ -413,15 +413,15 @@ int jct_parse(struct jct_opts *o, int argc, char **argv, const char *cmd)
 				return -1;
 			o->reps = (unsigned)x;
 			break;
-		case O_TOLAVG:
+		case O_TOL_ESA:
 			if (num(name, optarg, 0, 10, &o->tol[ESA_POLICY_ESA]))
 				return -1;
 			break;
-		case O_TOLRATIO:
+		case O_TOL_ATP:
 			if (num(name, optarg, 0, 10, &o->tol[ESA_POLICY_ATP]))
 				return -1;
 			break;
-		case O_TOLJOB:
+		case O_TOL_SWML:
 			if (num(name, optarg, 0, 10, &o->tol[ESA_POLICY_SWITCHML]))
 				return -1;
 			break;
