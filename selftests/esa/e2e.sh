@@ -54,8 +54,13 @@ check "native mode on all 7 ports" native
 resolve() { for i in 1 2 3 4 5 6 7; do ip netns exec $SW ping -c1 -W1 -q 10.9.$i.2 >/dev/null || return 1; done; }
 check "hosts reachable through the switch (XDP passes other traffic)" resolve
 
-check "job 1: 3 workers" esactl job add 1 ps 10.9.7.2:9000 workers 10.9.1.2:6001 10.9.2.2:6001 10.9.3.2:6001
-check "job 2: 3 workers" esactl job add 2 ps 10.9.7.2:9000 workers 10.9.4.2:6002 10.9.5.2:6002 10.9.6.2:6002 max-prio 3
+# Each job on its own home of 64 slots (twice its window): this PS only
+# takes result copies and merges nothing, so no chunk may collide.  With the
+# hash placement two jobs whose progress drifts apart can meet in the pool.
+check "job 1: 3 workers" esactl job add 1 ps 10.9.7.2:9000 workers 10.9.1.2:6001 10.9.2.2:6001 10.9.3.2:6001 region auto 64
+check "job 2: 3 workers" esactl job add 2 ps 10.9.7.2:9000 workers 10.9.4.2:6002 10.9.5.2:6002 10.9.6.2:6002 max-prio 3 region auto 64
+homes() { esactl -j job show | grep -o '"region":{[^}]*}' | tr -dc '0-9,\n' | tr '\n' ' '; }
+check "region auto: the two homes apart (0+64, 64+64)" [ "$(homes)" = "0,64 64,64 " ]
 
 log=$(mktemp -d)
 ip netns exec $P-h7 $B/selftests/esa_send ps -b 10.9.7.2:9000 -n $N -v $V -t 5000 1:3 2:3 >$log/ps 2>&1 &

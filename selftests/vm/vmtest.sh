@@ -70,7 +70,7 @@ for x in "${need[@]}"; do
 	what=${x%:*} pkg=${x##*:}
 	case $what in
 	/*) [ -e "$what" ] ;;
-	busybox) ! readelf -l /bin/busybox 2>/dev/null | grep INTERP >/dev/null ;; # static
+	busybox) [ -x /bin/busybox ] && ! readelf -l /bin/busybox | grep -q INTERP ;; # static
 	*) command -v "$what" >/dev/null ;;
 	esac || missing+=("$pkg")
 done
