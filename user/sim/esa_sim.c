@@ -842,11 +842,8 @@ static int run_sweep(const struct sim_params *base, unsigned polmask,
 
 enum {
 	O_PRESET = 256, O_POLICY, O_PRIO, O_SEED, O_REPS, O_CSV, O_JCTCSV,
-	O_TSCSV, O_LIST, O_POOL, O_NVALS, O_SWMPPS, O_STALE, O_SWML, O_LINK,
-	O_PSLINK, O_PROP, O_PSMPPS, O_PSCOPY, O_PSHOSTS, O_WMPPS, O_WINDOW,
-	O_TO, O_TOMAX, O_LOSS, O_LOSSPS, O_JOBS, O_LOAD, O_RATE, O_WORKERS,
-	O_ITERS, O_MODELS, O_SCALE, O_CSCALE, O_STRAGGLE, O_TSBIN, O_MAXSIM,
-	O_SWEEP, O_OUT, O_SPOOL, O_SLOAD, O_SJOBS, O_SPRIO, O_SWIN, O_SPROP, O_HOME,
+	O_TSCSV, O_LIST, O_NVALS, O_LOSS, O_LOSSPS, O_TSBIN, O_MAXSIM,
+	O_SWEEP, O_OUT, O_SPOOL, O_SLOAD, O_SJOBS, O_SPRIO, O_SWIN, O_SPROP,
 };
 
 static const struct option opts[] = {
@@ -859,33 +856,9 @@ static const struct option opts[] = {
 	{ "jct-csv", required_argument, 0, O_JCTCSV },
 	{ "ts-csv", required_argument, 0, O_TSCSV },
 	{ "list-jobs", no_argument, 0, O_LIST },
-	{ "pool", required_argument, 0, O_POOL },
 	{ "nvals", required_argument, 0, O_NVALS },
-	{ "switch-mpps", required_argument, 0, O_SWMPPS },
-	{ "stale-ms", required_argument, 0, O_STALE },
-	{ "switchml-regions", required_argument, 0, O_SWML },
-	{ "home", required_argument, 0, O_HOME },
-	{ "link-gbps", required_argument, 0, O_LINK },
-	{ "ps-link-gbps", required_argument, 0, O_PSLINK },
-	{ "prop-us", required_argument, 0, O_PROP },
-	{ "ps-mpps", required_argument, 0, O_PSMPPS },
-	{ "ps-copy-cost", required_argument, 0, O_PSCOPY },
-	{ "ps-hosts", required_argument, 0, O_PSHOSTS },
-	{ "worker-mpps", required_argument, 0, O_WMPPS },
-	{ "window", required_argument, 0, O_WINDOW },
-	{ "timeout-us", required_argument, 0, O_TO },
-	{ "timeout-max-us", required_argument, 0, O_TOMAX },
 	{ "loss", required_argument, 0, O_LOSS },
 	{ "loss-ps", no_argument, 0, O_LOSSPS },
-	{ "jobs", required_argument, 0, O_JOBS },
-	{ "load", required_argument, 0, O_LOAD },
-	{ "rate", required_argument, 0, O_RATE },
-	{ "workers", required_argument, 0, O_WORKERS },
-	{ "iters", required_argument, 0, O_ITERS },
-	{ "models", required_argument, 0, O_MODELS },
-	{ "scale", required_argument, 0, O_SCALE },
-	{ "compute-scale", required_argument, 0, O_CSCALE },
-	{ "straggle", required_argument, 0, O_STRAGGLE },
 	{ "ts-bin-us", required_argument, 0, O_TSBIN },
 	{ "max-sim-s", required_argument, 0, O_MAXSIM },
 	{ "sweep", no_argument, 0, O_SWEEP },
@@ -918,19 +891,12 @@ static int parse_names(const char *s, int (*parse)(const char *), double *v,
 	return n ? n : -1;
 }
 
-static int model_parse(const char *s)
-{
-	for (int m = 0; m < SIM_NMODELS; m++)
-		if (!strcmp(s, sim_models[m].name))
-			return m;
-	return -1;
-}
-
 int main(int argc, char **argv)
 {
 	const char *jct_csv = NULL, *ts_csv = NULL;
 	int csv = 0, quiet = 0, verbose = 0, list = 0, sweep = 0, o, rc;
 	unsigned polmask = (1u << NPOL) - 1, reps = 1;
+	struct option *lopts;
 	struct sim_params p;
 	struct sweep sw;
 	struct cmp c;
@@ -955,7 +921,11 @@ int main(int argc, char **argv)
 			preset_name = name;
 		}
 	}
-	while ((o = getopt_long(argc, argv, "qvh", opts, NULL)) != -1) {
+	/* The model's and workload's options are params.c's, as esa_jct's. */
+	lopts = sim_param_options(opts);
+	if (!lopts)
+		return 1;
+	while ((o = getopt_long(argc, argv, "qvh", lopts, NULL)) != -1) {
 		switch (o) {
 		case O_PRESET:
 			break;
@@ -972,41 +942,6 @@ int main(int argc, char **argv)
 			if (p.prio < 0)
 				goto bad;
 			break;
-		case O_MODELS:
-			n = parse_names(optarg, model_parse, v, MAXLIST);
-			if (n < 0)
-				goto bad;
-			p.model_mask = 0;
-			for (int i = 0; i < n; i++)
-				p.model_mask |= 1u << (int)v[i];
-			break;
-		case O_WORKERS:
-			n = parse_list_d(optarg, v, SIM_MAX_WCHOICE);
-			if (n <= 0)
-				goto bad;
-			for (int i = 0; i < n; i++) {
-				if (v[i] < 1 || v[i] > ESA_MAX_WORKERS)
-					goto bad;
-				p.wchoice[i] = (unsigned)v[i];
-			}
-			p.nwchoice = n;
-			break;
-		case O_ITERS: {
-			unsigned a, b;
-			char tail;
-
-			if (sscanf(optarg, "%u-%u%c", &a, &b, &tail) == 2) {
-				p.iter_min = a;
-				p.iter_max = b;
-			} else if (sscanf(optarg, "%u%c", &a, &tail) == 1) {
-				p.iter_min = p.iter_max = a;
-			} else {
-				goto bad;
-			}
-			if (!p.iter_min || p.iter_max < p.iter_min)
-				goto bad;
-			break;
-		}
 		case O_SPOOL:
 			n = parse_list_d(optarg, sw.pool, MAXLIST);
 			if (n < 0)
@@ -1074,7 +1009,12 @@ int main(int argc, char **argv)
 		default: {
 			const char *name = NULL;
 
-			for (const struct option *op = opts; op->name; op++)
+			if (o >= SIM_OPT_BASE) {
+				if (sim_param_set(&p, o, optarg, "esa_sim"))
+					return 2;
+				break;
+			}
+			for (const struct option *op = lopts; op->name; op++)
 				if (op->val == o)
 					name = op->name;
 			if (num(name, optarg, &x))
@@ -1082,39 +1022,19 @@ int main(int argc, char **argv)
 			switch (o) {
 			case O_SEED: p.seed = (uint64_t)x; break;
 			case O_REPS: if (x < 1) goto bad; reps = (unsigned)x; break;
-			case O_POOL: if (x < 1 || x > 1 << 24) goto bad; p.pool = (unsigned)x; break;
 			case O_NVALS:
 				if (x < 8 || x > ESA_MAX_VALUES || (unsigned)x % ESA_VALUES_ALIGN)
 					goto bad;
 				p.nvals = (unsigned)x;
 				break;
-			case O_SWMPPS: if (x < 0) goto bad; p.switch_mpps = x; break;
-			case O_STALE: if (x < 0) goto bad; p.stale_ms = x; break;
-			case O_SWML: if (x < 0) goto bad; p.swml_regions = (unsigned)x; break;
-			case O_HOME: if (x < 0 || x > 1 << 24) goto bad; p.home = (unsigned)x; break;
-			case O_LINK: if (x <= 0) goto bad; p.link_gbps = x; break;
-			case O_PSLINK: if (x <= 0) goto bad; p.ps_link_gbps = x; break;
-			case O_PROP: if (x < 0) goto bad; p.prop_us = x; break;
-			case O_PSMPPS: if (x <= 0) goto bad; p.ps_mpps = x; break;
-			case O_PSCOPY: if (x < 0) goto bad; p.ps_copy_cost = x; break;
-			case O_PSHOSTS: if (x < 0) goto bad; p.ps_hosts = (unsigned)x; break;
-			case O_WMPPS: if (x < 0) goto bad; p.worker_mpps = x; break;
-			case O_WINDOW: if (x < 1 || x > 1 << 20) goto bad; p.window = (unsigned)x; break;
-			case O_TO: if (x <= 0) goto bad; p.timeout_us = x; break;
-			case O_TOMAX: if (x <= 0) goto bad; p.timeout_max_us = x; break;
 			case O_LOSS: if (x < 0 || x >= 1) goto bad; p.loss = x; break;
-			case O_JOBS: if (x < 1 || x > 65535) goto bad; p.njobs = (unsigned)x; break;
-			case O_LOAD: if (x <= 0) goto bad; p.load = x; break;
-			case O_RATE: if (x < 0) goto bad; p.rate = x; break;
-			case O_SCALE: if (x <= 0) goto bad; p.scale = x; break;
-			case O_CSCALE: if (x < 0) goto bad; p.compute_scale = x; break;
-			case O_STRAGGLE: if (x < 0) goto bad; p.straggle = x; break;
 			case O_TSBIN: if (x < 0) goto bad; p.ts_bin_us = x; break;
 			case O_MAXSIM: if (x <= 0) goto bad; p.max_sim_s = x; break;
 			}
 		}
 		}
 	}
+	free(lopts);
 	if (optind < argc) {
 		fprintf(stderr, "esa_sim: unexpected argument %s\n", argv[optind]);
 		return 2;

@@ -178,6 +178,18 @@ const char *sim_prio_name(int prio);
 int sim_prio_parse(const char *s);
 const char *sim_policy_name(int policy);
 int sim_policy_parse(const char *s);
+/*
+ * params.c: the model's and the workload's options (--pool ... --straggle),
+ * one parser for esa_sim and esa_jct.  sim_param_options() appends them to
+ * a front end's own getopt_long table (freed by the caller); getopt_long
+ * then returns SIM_OPT_BASE + k for them, which sim_param_set() takes
+ * (0, or -1 after a one-line reason on stderr prefixed with prog).
+ */
+#define SIM_OPT_BASE	0x1000
+struct option;
+struct option *sim_param_options(const struct option *own);
+int sim_param_set(struct sim_params *p, int opt, const char *arg, const char *prog);
+int sim_param_model(const char *name);
 /* workload.c */
 int sim_workload_gen(const struct sim_params *p, struct sim_workload *w);
 void sim_workload_free(struct sim_workload *w);
