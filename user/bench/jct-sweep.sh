@@ -4,8 +4,9 @@
 # The JCT benchmark over a grid (`make jct-sweep`, as root): user/bench/jct.sh
 # at every point (pool, load, window) around the testbed preset, then one
 # table of the testbed's and the simulator's speedups of esa side by side,
-# with the validation verdict of each point (docs/evaluation.md).  Each point
-# keeps its runs, report and plots in DIR/pPOOL-lLOAD-wWINDOW/.
+# with the validation verdict of each point (docs/evaluation.md), and a plot
+# of both (DIR/jct_sweep.png).  Each point keeps its runs, report and plots
+# in DIR/pPOOL-lLOAD-wWINDOW[-hHOME]/.
 #
 # usage: user/bench/jct-sweep.sh [ -s SEEDS ] [ -r REPS ] [ -o DIR ] [ -p POINTS ]
 #   POINTS: space-separated POOL:LOAD:WINDOW[:HOME] (HOME: esa_sim's --home)
@@ -83,5 +84,10 @@ done
 			"$OUT/p$pool-l$load-w$win$( [ "$home" = 0 ] || echo "-h$home").txt"
 	done
 } >"$OUT/sweep.dat"
-echo "jct-sweep: $(($(date +%s) - t0)) s; table in $OUT/sweep.txt" >&2
+if command -v gnuplot >/dev/null; then
+	gnuplot -e "dir='$OUT'" user/bench/plots/jct_sweep.gp || rc=1
+else
+	echo "jct-sweep: gnuplot missing (scripts/deps.sh plot): no plot" >&2
+fi
+echo "jct-sweep: $(($(date +%s) - t0)) s; table in $OUT/sweep.txt, plot $OUT/jct_sweep.png" >&2
 exit $rc
