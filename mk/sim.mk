@@ -10,7 +10,7 @@
 SIM_DIR		:= user/sim
 SIM_OUT		:= $(OUTPUT)/sim
 SIM_OBJS	:= $(SIM_OUT)/obj/sim.o $(SIM_OUT)/obj/workload.o $(SIM_OUT)/obj/params.o
-SIM_HDRS	:= $(SIM_DIR)/sim.h include/esa_policy.h include/uapi/linux/esa.h
+SIM_HDRS	:= $(SIM_DIR)/sim.h include/esa_policy.h include/esa_prio.h include/uapi/linux/esa.h
 SIM_BIN		:= $(OUTPUT)/esa_sim
 SIM_TEST	:= $(OUTPUT)/selftests/sim_test
 SIM_PLOTS	:= jct_cdf speedup_pool speedup_load util_ts speedup_dims

@@ -730,6 +730,18 @@ static void test_prio(void)
 	}
 	ok(mono && esa_prio_of(&w, &r, 0) == 5 && prev == 0,
 	   "las: priority falls as the job attains service");
+	/* The simulator's levels (sim_test checks the same values). */
+	w.cfg.prio_max = 255;
+	w.cfg.quantum = 64;
+	w.cfg.prio_steps = 16;
+	r.attained0 = 32;
+	ok(esa_prio_of(&w, &r, 0) == 246 && esa_prio_of(&w, &r, 32) == 239 &&
+	   esa_prio_of(&w, &r, 160) == 223,
+	   "las with quantum=64 prio_steps=16 prio_max=255: 255 - floor(16 log2(1 + n / 64))");
+	w.cfg.policy = ESA_PRIO_SRSF;
+	r.npos = 1000;
+	ok(esa_prio_of(&w, &r, 1000 - 193) == 223 && esa_prio_of(&w, &r, 999) == 255,
+	   "srsf with the same settings: the same levels of the chunks left");
 }
 
 int main(void)

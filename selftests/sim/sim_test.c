@@ -371,6 +371,11 @@ static void test_prio(void)
 	   sim_prio_of(SIM_PRIO_LAS, &j, 4999) < 200 &&
 	   sim_prio_of(SIM_PRIO_SRSF, &j, 4999) == 255,
 	   "priorities: static fixed, las falls and srsf rises with the chunk, all in 1..255");
+	/* 255 - floor(16 log2(1 + n / 64)), as libesa stamps them with
+	 * quantum=64 prio_steps=16 prio_max=255 (lib_test checks the same) */
+	ok(sim_prio_of(SIM_PRIO_LAS, &j, 32) == 246 && sim_prio_of(SIM_PRIO_LAS, &j, 64) == 239 &&
+	   sim_prio_of(SIM_PRIO_LAS, &j, 192) == 223 && sim_prio_of(SIM_PRIO_SRSF, &j, 5000 - 193) == 223,
+	   "priorities: las and srsf levels are esa_prio.h's, 16 per doubling of 64 chunks");
 }
 
 static void test_workload(void)

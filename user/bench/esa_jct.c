@@ -247,9 +247,14 @@ static void *worker_main(void *arg)
 	esa_config_set_int(c, "timeout_ms", (long long)(p->timeout_us / 1000));
 	esa_config_set_int(c, "timeout_max_ms", (long long)(p->timeout_max_us / 1000));
 	esa_config_set_int(c, "give_up_ms", 30000);
-	esa_config_set(c, "priority", "static");
+	/* the simulator's priorities (sim_prio_of()): static or flat as a
+	 * fixed priority; las through esa_prio.h with the simulator's steps,
+	 * libesa counting the job's chunks as the simulator's seq does */
+	esa_config_set(c, "priority", p->prio == SIM_PRIO_LAS ? "las" : "static");
 	esa_config_set_int(c, "prio", sim_prio_of(p->prio, j->s, 0));
 	esa_config_set_int(c, "prio_max", sim_prio_of(p->prio, j->s, 0));
+	esa_config_set_int(c, "quantum", SIM_PRIO_QUANTUM);
+	esa_config_set_int(c, "prio_steps", SIM_PRIO_STEPS);
 	snprintf(buf, sizeof(buf), "10.9.%u.2:%u", JCT_PS_HOST, JCT_PS_PORT);
 	esa_config_set(c, "ps", buf);
 	if (esa_config_error(c)[0]) {

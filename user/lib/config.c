@@ -40,6 +40,7 @@ esa_config *esa_config_new(void)
 	c->prio = 0;
 	c->prio_max = -1;
 	c->quantum = 256;
+	c->prio_steps = 1;
 	c->float_block = 8;
 	c->float_headroom = -1;
 	c->rcvbuf = 4 << 20;
@@ -122,6 +123,7 @@ static const struct ikey ikeys[] = {
 	IK("prio", prio, 0, 255),
 	IK("prio_max", prio_max, 0, 255),
 	IK("quantum", quantum, 1, 1 << 30),
+	IK("prio_steps", prio_steps, 1, ESA_PRIO_STEPS_MAX),
 	IK("float_block", float_block, 1, 1 << 20),
 	IK("float_headroom", float_headroom, 0, 30),
 	IK("rcvbuf", rcvbuf, 65536, 1 << 30),

@@ -62,6 +62,8 @@ int esa_version(void);
  *   prio_max        highest priority to stamp: the job's registered
  *                   max-prio (default: prio)
  *   quantum         chunks per priority step of las and srsf (default 256)
+ *   prio_steps      1..16      priority steps per doubling of las's and
+ *                              srsf's count (default 1; esa_prio.h)
  *   float_block     data chunks per float scale block (default 8)
  *   float_headroom  bits kept free for the sum; auto = ceil(log2 workers),
  *                   which cannot overflow (default auto)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <netinet/in.h>
 #include <linux/esa.h>
+#include "esa_prio.h"
 
 #include "esa.h"
 
@@ -33,7 +34,7 @@ struct esa_config {
 	int	values, window;
 	int	timeout_ms, timeout_max_ms, give_up_ms;
 	int	policy, prio, prio_max;		/* prio_max < 0: = prio */
-	int	quantum;
+	int	quantum, prio_steps;		/* las, srsf: esa_prio.h */
 	int	float_block, float_headroom;	/* headroom < 0: auto */
 	int	rcvbuf;
 	char	netns[256];

@@ -281,30 +281,22 @@ void esa_worker_close(esa_worker *w)
 /* Priorities                                                          */
 /* ------------------------------------------------------------------ */
 
-static int ilog2_floor(uint64_t v)
-{
-	return v ? 63 - __builtin_clzll(v) : 0;
-}
-
 uint8_t esa_prio_of(const struct esa_worker *w, const struct esa_request *r,
 		    uint32_t p)
 {
 	const struct esa_config *c = &w->cfg;
-	int pmax = c->prio_max < 0 ? c->prio : c->prio_max, step;
+	int pmax = c->prio_max < 0 ? c->prio : c->prio_max;
 
 	switch (c->policy) {
 	case ESA_PRIO_LAS:
 		/* Service attained by the job so far: its positions before. */
-		step = ilog2_floor(1 + (r->attained0 + p) / c->quantum);
-		break;
+		return esa_prio_level(r->attained0 + p, c->quantum, c->prio_steps, pmax);
 	case ESA_PRIO_SRSF:
-		/* What is left of this allreduce, this chunk included. */
-		step = ilog2_floor(1 + (uint64_t)(r->npos - p - 1) / c->quantum);
-		break;
+		/* What is left of this allreduce after this chunk. */
+		return esa_prio_level(r->npos - p - 1, c->quantum, c->prio_steps, pmax);
 	default:
 		return c->prio;
 	}
-	return pmax - (step < pmax ? step : pmax);
 }
 
 /* ------------------------------------------------------------------ */

@@ -30,6 +30,9 @@ enum sim_prio {
 	SIM_PRIO_FLAT,		/* everyone 1: esa never preempts */
 	__SIM_PRIO_MAX,
 };
+/* las and srsf levels (esa_prio.h): 16 per doubling of 64 chunks, 255 down */
+#define SIM_PRIO_QUANTUM	64
+#define SIM_PRIO_STEPS		16
 
 #define SIM_NMODELS	3
 #define SIM_MAX_WCHOICE	8

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <math.h>
 #include "sim.h"
+#include "esa_prio.h"
 
 /*
  * Gradient sizes are the models' parameter counts.  Compute times are the
@@ -107,8 +108,8 @@ int sim_preset(struct sim_params *p, const char *name)
 		 * preset.
 		 */
 		p->compute_scale = 300;
-		/* libesa stamps static priorities exactly as sim_prio_of()
-		 * does; its las and srsf have another granularity. */
+		/* esa_jct's default: libesa stamps static priorities (and
+		 * las, esa_prio.h) exactly as sim_prio_of() does. */
 		p->prio = SIM_PRIO_STATIC;
 		return 0;
 	}
@@ -197,16 +198,13 @@ stime_t sim_compute_draw(const struct sim_params *p,
  * Priority of chunk seq of job j: a function of the job and the chunk only,
  * so that every worker stamps the same priority on the same chunk.  Service
  * is counted in chunks (one aggregator slot each), in levels of 1/16 of a
- * doubling: LAS lowers a job's priority as it aggregates more, SRSF raises
- * it as its remaining chunks shrink.  0 is never used.
+ * doubling of 64 chunks (esa_prio.h, as libesa stamps them with quantum=64
+ * prio_steps=16 prio_max=255): LAS lowers a job's priority as it aggregates
+ * more, SRSF raises it as its remaining chunks shrink.
  */
-static uint8_t prio_level(double chunks)
+static uint8_t prio_level(uint64_t chunks)
 {
-	double lv = 16.0 * log2(1.0 + chunks / 64.0);
-
-	if (lv > 254)
-		lv = 254;
-	return (uint8_t)(255 - (unsigned)lv);
+	return esa_prio_level(chunks, SIM_PRIO_QUANTUM, SIM_PRIO_STEPS, 255);
 }
 
 uint8_t sim_prio_of(int prio, const struct sim_job_spec *j, uint32_t seq)
@@ -219,7 +217,7 @@ uint8_t sim_prio_of(int prio, const struct sim_job_spec *j, uint32_t seq)
 	case SIM_PRIO_LAS:
 		return prio_level(seq);
 	case SIM_PRIO_SRSF:
-		return prio_level((double)(total - seq));
+		return prio_level(total - seq);
 	default:
 		return 1;
 	}
