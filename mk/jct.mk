@@ -4,7 +4,8 @@
 # XDP switch, reported beside the simulator on the same jobs.
 #
 #   make jct          the benchmark (root; about 5 minutes): the testbed preset's
-#                     workload with homes of 32, 3 seeds x 3 runs per policy,
+#                     workload with homes of 32 and las priorities, 3 seeds x
+#                     3 runs per policy,
 #                     the simulator on the same jobs, tables, plots and the
 #                     summary line; files in build/jct/
 #   make jct-sweep    the same over a pool x load x window grid, with and

@@ -38,9 +38,10 @@ JCT_RETRIES=${JCT_RETRIES:-3}
 # The benchmark's workload: esa_jct's and esa_sim's options, after the
 # testbed preset (docs/evaluation.md explains the choices), with homes as
 # `esactl job add ... region auto 32` places them (what the demo and the
-# docs recommend; `-- --preset testbed` runs the paper's hash placement).
+# docs recommend) and least-attained-service priorities; `-- --preset
+# testbed` runs the paper's hash placement with static priorities.
 # Arguments after -- replace these.
-DEFAULT_ARGS=(--preset testbed --home 32)
+DEFAULT_ARGS=(--preset testbed --home 32 --prio las)
 
 usage() {
 	sed -n '/^# usage/,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
