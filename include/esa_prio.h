@@ -10,8 +10,8 @@
  * doubling of the service (las: chunks the job streamed before this one)
  * or of the work left (srsf), in units of `quantum` chunks.  One step per
  * doubling suits a small priority range (a job registered with max-prio 7
- * keeps its levels for 2^7 quanta); 16 steps over 0..255 tell jobs apart
- * within 10% of each other's service.
+ * keeps its levels for 2^7 quanta); 16 steps over 0..255 tell apart jobs
+ * whose service differs by 4.4% (2^(1/16)) or more.
  */
 #ifndef ESA_PRIO_H
 #define ESA_PRIO_H
