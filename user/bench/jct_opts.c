@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "esa.h"
 #include "jct.h"
 
 enum {
@@ -106,23 +107,6 @@ static int num(const char *opt, const char *s, double lo, double hi, double *v)
 	return 0;
 }
 
-static int parse_ulist(const char *s, unsigned *v, unsigned max, unsigned lo,
-		       unsigned hi)
-{
-	char buf[512], *tok, *save = NULL, *end;
-	unsigned n = 0;
-
-	snprintf(buf, sizeof(buf), "%s", s);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		unsigned long x = strtoul(tok, &end, 10);
-
-		if (*end || end == tok || x < lo || x > hi || n >= max)
-			return -1;
-		v[n++] = (unsigned)x;
-	}
-	return n ? (int)n : -1;
-}
-
 int jct_parse(struct jct_opts *o, int argc, char **argv, const char *cmd)
 {
 	struct sim_params *p = &o->p;
@@ -168,14 +152,14 @@ int jct_parse(struct jct_opts *o, int argc, char **argv, const char *cmd)
 	while ((c = getopt_long(argc, argv, "vh", lopts, NULL)) != -1) {
 		const char *name = NULL;
 
-		for (const struct option *l = lopts; l->name; l++)
-			if (l->val == c)
-				name = l->name;
 		if (c >= SIM_OPT_BASE) {
 			if (sim_param_set(p, c, optarg, "esa_jct"))
 				goto bad;
 			continue;
 		}
+		for (const struct option *l = lopts; l->name; l++)
+			if (l->val == c)
+				name = l->name;
 		switch (c) {
 		case O_PRESET:
 			break;
@@ -236,7 +220,7 @@ int jct_parse(struct jct_opts *o, int argc, char **argv, const char *cmd)
 				goto bad;
 			break;
 		case O_SEEDS: {
-			int n = parse_ulist(optarg, o->seeds, 64, 0, ~0u);
+			int n = sim_param_ulist(optarg, o->seeds, 64, 0, ~0u);
 
 			if (n < 0) {
 				fprintf(stderr, "esa_jct: bad --seeds %s\n", optarg);
@@ -301,9 +285,9 @@ int jct_parse(struct jct_opts *o, int argc, char **argv, const char *cmd)
 			"esa-ps)\n", p->njobs, JCT_MAX_JOBS);
 		goto bad;
 	}
-	if (p->window > 4096) {
-		fprintf(stderr, "esa_jct: --window %u: libesa's windows are 1..4096\n",
-			p->window);
+	if (p->window > ESA_WINDOW_MAX) {
+		fprintf(stderr, "esa_jct: --window %u: libesa's windows are 1..%d\n",
+			p->window, ESA_WINDOW_MAX);
 		goto bad;
 	}
 	if (p->timeout_us < 1000 || p->timeout_max_us < 1000) {

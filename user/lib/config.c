@@ -116,7 +116,7 @@ static const struct ikey ikeys[] = {
 	IK("rank", rank, 0, ESA_MAX_WORKERS - 1),
 	IK("workers", workers, 1, ESA_MAX_WORKERS),
 	IK("values", values, ESA_VALUES_ALIGN, ESA_MAX_VALUES),
-	IK("window", window, 1, 4096),
+	IK("window", window, 1, ESA_WINDOW_MAX),
 	IK("timeout_ms", timeout_ms, 1, 60000),
 	IK("timeout_max_ms", timeout_max_ms, 1, 600000),
 	IK("give_up_ms", give_up_ms, 0, 86400000),

@@ -34,6 +34,9 @@ enum esa_dtype {
 	ESA_FLOAT32 = 1,
 };
 
+/* Largest `window` setting: chunks a worker keeps in flight. */
+#define ESA_WINDOW_MAX	4096
+
 /* Version of this API: major * 10000 + minor * 100 + patch. */
 int esa_version(void);
 
@@ -51,7 +54,7 @@ int esa_version(void);
  *   local           IP:PORT    address to send from and receive on: the
  *                              rank's registered address
  *   values          8..256     values per packet: the switch's `values`
- *   window          1..4096    chunks in flight (default 128)
+ *   window          1..ESA_WINDOW_MAX (4096)  chunks in flight (default 128)
  *   timeout_ms      least resend timeout (default 10); the timeout follows
  *                   the measured round trip (srtt + 4 rttvar, as TCP)
  *   timeout_max_ms  resend timeout cap, backoff included (default 200)

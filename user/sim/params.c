@@ -82,8 +82,8 @@ int sim_param_model(const char *s)
 	return -1;
 }
 
-/* "a,b,c" of integers in [lo, hi], at most max of them. */
-static int ulist(const char *s, unsigned *v, unsigned max, unsigned lo, unsigned hi)
+/* "a,b,c" of integers in [lo, hi], at most max of them: how many, or -1. */
+int sim_param_ulist(const char *s, unsigned *v, unsigned max, unsigned lo, unsigned hi)
 {
 	unsigned n = 0;
 	char *end;
@@ -128,7 +128,7 @@ static int set(struct sim_params *p, const struct param *d, const char *arg)
 		}
 		return 0;
 	case K_WORKERS:
-		n = ulist(arg, p->wchoice, SIM_MAX_WCHOICE, 1, ESA_MAX_WORKERS);
+		n = sim_param_ulist(arg, p->wchoice, SIM_MAX_WCHOICE, 1, ESA_MAX_WORKERS);
 		if (n < 0)
 			return -1;
 		p->nwchoice = n;

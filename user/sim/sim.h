@@ -193,6 +193,7 @@ struct option;
 struct option *sim_param_options(const struct option *own);
 int sim_param_set(struct sim_params *p, int opt, const char *arg, const char *prog);
 int sim_param_model(const char *name);
+int sim_param_ulist(const char *s, unsigned *v, unsigned max, unsigned lo, unsigned hi);
 /* workload.c */
 int sim_workload_gen(const struct sim_params *p, struct sim_workload *w);
 void sim_workload_free(struct sim_workload *w);
