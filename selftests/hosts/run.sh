@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The host side's tests (suite 30-hosts): libesa's and the PS's unit tests,
-# then real jobs through the XDP switch in network namespaces:
+# esa-jobs' own checks on loopback (threads sharing a job's settings, a worker
+# that cannot open, a bad address), then real jobs through the XDP switch in
+# network namespaces:
 #
 #   ns $P-hI (I = 1..9) --wire $P-wI (bridge, impairable)-- p$I \
 #                                                               +- ns $P-sw [ESA]
@@ -51,6 +53,45 @@ for t in lib_test ps_test; do
 	fi
 	rm -f /tmp/$P.$t.err
 done
+
+# ---------------------------------------------------- esa-jobs on loopback
+# Its worker threads share each job's settings: 60 workers and 40 settings,
+# opened and closed 30 times, once crashed in about 1 run of 4.
+jobs_threads() {
+	local args="job 1 iters=0" k r i base=$((20000 + $$ % 30000))
+
+	for k in 1 2 3 4 5 6 7 8; do
+		args="$args window=8 priority=las prio_max=3 quantum=64 timeout_ms=50"
+	done
+	for r in $(seq 1 60); do args="$args worker 127.0.0.1:$((base + r))"; done
+	for i in $(seq 1 30); do
+		$B/esa-jobs -q -s 127.0.0.1 -n 16 --linger 0 $args >/dev/null 2>&1 || return 1
+	done
+}
+# A worker that cannot open (an address not here): its job fails, with the
+# reason, and its peer gives up instead of serving it forever.
+jobs_open_fails() {
+	local err rc
+
+	err=$(timeout 30 $B/esa-jobs -q -s 127.0.0.1 -n 16 -i 1 --linger 0 job 1 \
+		give_up_ms=1000 worker 192.0.2.1:5000 worker 127.0.0.1:$((50000 + $$ % 10000)) 2>&1)
+	rc=$?
+	[ $rc = 1 ] && grep -q "rank 0: cannot bind 192.0.2.1:5000" <<<"$err"
+}
+jobs_bad_local() {
+	local err
+
+	err=$($B/esa-jobs -s 127.0.0.1 job 1 worker 127.0.0.1:0 2>&1)
+	[ $? = 2 ] && [ "$err" = 'esa-jobs: job 1 worker 0: local "127.0.0.1:0" is not IP:PORT' ]
+}
+if [ -x $B/esa-jobs ]; then
+	check "esa-jobs: 60 worker threads sharing a job's 40 settings, 30 runs, none crashed" \
+		jobs_threads
+	check "esa-jobs: a worker that cannot open fails its job with the reason; its peer stops waiting" \
+		jobs_open_fails
+	check "esa-jobs: a bad worker address: one line, status 2, before any thread starts" \
+		jobs_bad_local
+fi
 
 if [ -n "${HOSTS_QUICK:-}" ]; then
 	echo "1..$n"

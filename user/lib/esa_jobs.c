@@ -48,7 +48,8 @@ struct job {
 	size_t	elems;
 	int	iters, dtype;
 	int	block, headroom, nvals;
-	char	*kv[64];	/* libesa settings: "key=value" */
+	/* libesa settings, split once here: the workers' threads share them */
+	char	*key[64], *val[64];
 	int	nkv;
 	struct worker *w[MAXW];
 	pthread_mutex_t lock;
@@ -242,7 +243,6 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	struct job *j = w->job;
 	esa_config *c = esa_config_new();
-	char buf[32];
 	void *in = malloc(j->elems * 4 + 4), *out = malloc(j->elems * 4 + 4);
 	double worst = 0;
 	bool others;
@@ -257,21 +257,13 @@ static void *worker_main(void *arg)
 	esa_config_set(c, "local", w->local);
 	if (w->netns[0])
 		esa_config_set(c, "netns", w->netns);
-	for (int k = 0; k < j->nkv; k++) {
-		char *eq = strchr(j->kv[k], '=');
-
-		*eq = 0;
-		esa_config_set(c, j->kv[k], eq + 1);	/* checked in main */
-		*eq = '=';
-	}
+	for (int k = 0; k < j->nkv; k++)
+		esa_config_set(c, j->key[k], j->val[k]);	/* checked in main */
 	w->ew = esa_worker_open(c, w->err, sizeof(w->err));
+	if (!w->ew)
+		w->rc = errno ? -errno : -EINVAL;
 	esa_config_free(c);
-	if (!w->ew) {
-		w->rc = -errno;
-		goto out;
-	}
-	(void)buf;
-	for (int it = 0; it < j->iters; it++) {
+	for (int it = 0; w->ew && it < j->iters; it++) {
 		esa_request *r;
 		double t;
 		int rc;
@@ -303,6 +295,7 @@ static void *worker_main(void *arg)
 			w->rc = -EILSEQ;
 		}
 	}
+	/* Also when the open failed: the job fails, and its peers stop waiting. */
 	w->t_done = now_s();
 	pthread_mutex_lock(&j->lock);
 	if (worst > j->worst)
@@ -326,7 +319,6 @@ static void *worker_main(void *arg)
 			esa_serve(w->ew, g_linger, g_linger / 2 > 500 ? g_linger / 2 : 500);
 		esa_worker_stats(w->ew, &w->st, sizeof(w->st));
 	}
-out:
 	free(in);
 	free(out);
 	return NULL;
@@ -382,6 +374,21 @@ static int dtype_of(const char *s)
 	die("dtype \"%s\": f32 or i32", s);
 }
 
+/*
+ * KEY=VALUE into copies: writing a NUL into argv while another worker's
+ * thread reads the same word made strchr() miss the '=' (a crash, 30-hosts).
+ */
+static void split_kv(struct job *j, const char *word)
+{
+	const char *eq = strchr(word, '=');
+
+	j->key[j->nkv] = strndup(word, eq - word);
+	j->val[j->nkv] = strdup(eq + 1);
+	if (!j->key[j->nkv] || !j->val[j->nkv])
+		die("out of memory");
+	j->nkv++;
+}
+
 static int parse_jobs(int argc, char **argv)
 {
 	struct job *j = NULL;
@@ -425,8 +432,10 @@ static int parse_jobs(int argc, char **argv)
 			j->iters = atoi(argv[i] + 6);
 		else if (!strncmp(argv[i], "dtype=", 6))
 			j->dtype = dtype_of(argv[i] + 6);
-		else if (j->nkv < 64)
-			j->kv[j->nkv++] = argv[i];
+		else if (j->nkv == 64)
+			die("job %d: at most 64 settings", j->id);
+		else
+			split_kv(j, argv[i]);
 	}
 	return njobs;
 }
@@ -440,13 +449,15 @@ static void setup_job(struct job *j)
 	if (!j->n)
 		die("job %d has no workers", j->id);
 	esa_config_set_int(c, "values", g_values);
-	for (int k = 0; k < j->nkv; k++) {
-		char *eq = strchr(j->kv[k], '=');
-
-		*eq = 0;
-		if (esa_config_set(c, j->kv[k], eq + 1))
+	for (int k = 0; k < j->nkv; k++)
+		if (esa_config_set(c, j->key[k], j->val[k]))
 			die("job %d: %s", j->id, esa_config_error(c));
-		*eq = '=';
+	for (int r = 0; r < j->n; r++) {
+		struct worker *w = j->w[r];
+
+		if (esa_config_set(c, "local", w->local) ||
+		    (w->netns[0] && esa_config_set(c, "netns", w->netns)))
+			die("job %d worker %d: %s", j->id, r, esa_config_error(c));
 	}
 	esa_config_get(c, "values", buf, sizeof(buf));
 	j->nvals = atoi(buf);

@@ -15,6 +15,7 @@
  * to nearest, ties to even (the default MXCSR / FPCR mode).
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "esa_int.h"
@@ -34,13 +35,18 @@ int esa_ilog2_ceil(unsigned n)
 }
 
 #ifdef ESA_X86
-static int have_avx2 = -1;
+/* Every worker thread asks: a relaxed atomic keeps the lazy probe race-free. */
+static _Atomic int have_avx2 = -1;
 
 static bool use_avx2(void)
 {
-	if (have_avx2 < 0)
-		have_avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
-	return have_avx2;
+	int v = atomic_load_explicit(&have_avx2, memory_order_relaxed);
+
+	if (v < 0) {
+		v = __builtin_cpu_supports("avx2") ? 1 : 0;
+		atomic_store_explicit(&have_avx2, v, memory_order_relaxed);
+	}
+	return v;
 }
 
 __attribute__((target("avx2")))
