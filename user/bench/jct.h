@@ -37,10 +37,10 @@ struct jct_opts {
 	double	lead_ms;	/* time from start to the first arrival */
 	double	max_run_s;	/* give up a run after this long */
 	int	ps_pid;		/* run: esa-ps's pid, for its CPU time */
-	int	noslot;
-	int	inject;		/* run: rank 0 of job 0 sends one wrong element
-				 * (the test that the sums are checked) */		/* run, switchml: no job ever gets switch
+	int	noslot;		/* run, switchml: no job ever gets switch
 				 * memory (calibration of the PS path) */
+	int	inject;		/* run: rank 0 of job 0 sends one wrong element
+				 * (the test that the sums are checked) */
 	unsigned seeds[64];	/* report: the seeds run */
 	unsigned nseeds;
 	unsigned reps;		/* report: repetitions per seed */
