@@ -727,20 +727,6 @@ static __always_inline __u64 esa_acc_swap(__u64 *acc, __u32 *v, __u64 bias)
 	return ovf >> 32;
 }
 
-static __always_inline void esa_slot_take(struct esa_slot *s, __u32 jid,
-					  __u32 gen, __u32 seq, __u8 prio,
-					  __u64 rbit, __u64 now)
-{
-	s->state = ESA_SLOT_BUSY;
-	s->job = jid;
-	s->gen = gen;
-	s->seq = seq;
-	s->prio = prio;
-	s->bitmap = rbit;
-	s->nranks = 1;
-	s->stamp_ns = now;
-}
-
 /* ------------------------------------------------------------------ */
 /* Ingress                                                             */
 /* ------------------------------------------------------------------ */

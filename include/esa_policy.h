@@ -179,6 +179,21 @@ enum esa_action {
 	__ESA_A_MAX,
 };
 
+/* A chunk's first packet takes slot s (the caller holds its lock). */
+static __always_inline void esa_slot_take(struct esa_slot *s, __u32 jid,
+					  __u32 gen, __u32 seq, __u8 prio,
+					  __u64 rbit, __u64 now)
+{
+	s->state = ESA_SLOT_BUSY;
+	s->job = jid;
+	s->gen = gen;
+	s->seq = seq;
+	s->prio = prio;
+	s->bitmap = rbit;
+	s->nranks = 1;
+	s->stamp_ns = now;
+}
+
 /* Everything the decision depends on, computed under the slot lock. */
 struct esa_view {
 	__u8	policy;		/* enum esa_policy */

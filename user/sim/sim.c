@@ -514,14 +514,7 @@ static void slot_take(struct sim *s, struct esa_slot *sl, uint32_t idx,
 		      uint32_t jid, uint32_t gen, uint32_t seq, uint8_t prio,
 		      uint64_t rbit, uint64_t now_ns)
 {
-	sl->state = ESA_SLOT_BUSY;
-	sl->job = jid;
-	sl->gen = gen;
-	sl->seq = seq;
-	sl->prio = prio;
-	sl->bitmap = rbit;
-	sl->nranks = 1;
-	sl->stamp_ns = now_ns;
+	esa_slot_take(sl, jid, gen, seq, prio, rbit, now_ns);
 	cls_set(s, idx, CL_BUSY);
 	s->aux[idx].claimed = s->now;
 	if (is_diverted(&s->job[jid], seq))
