@@ -744,6 +744,75 @@ static void test_prio(void)
 	   "srsf with the same settings: the same levels of the chunks left");
 }
 
+/* The first sequence number worker (run) sends to a socket standing in for
+ * the switch; -1 if none came. */
+static int64_t first_seq(const char *run, int *set_run_after)
+{
+	uint16_t sp = ports(2);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(sp),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timeval tv = { .tv_sec = 2 };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	esa_config *c = esa_config_new();
+	static int32_t buf[256];
+	uint8_t pkt[2048];
+	int64_t seq = -1;
+	esa_request *r = NULL;
+	esa_worker *w = NULL;
+	char s[64];
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)))
+		goto out;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	snprintf(s, sizeof(s), "127.0.0.1:%u", sp);
+	esa_config_set(c, "switch", s);
+	snprintf(s, sizeof(s), "127.0.0.1:%u", sp + 1);
+	esa_config_set(c, "local", s);
+	esa_config_set(c, "job", "5");
+	esa_config_set(c, "rank", "0");
+	esa_config_set(c, "workers", "2");
+	if (run)
+		esa_config_set(c, "run", run);
+	w = esa_worker_open(c, NULL, 0);
+	if (!w)
+		goto out;
+	r = esa_allreduce_start(w, ESA_INT32, buf, buf, 256);
+	esa_progress(w, 0);
+	if (r && recv(fd, pkt, sizeof(pkt), 0) >= ESA_HDR_LEN)
+		seq = ntohl(((struct esa_hdr *)pkt)->seq);
+	*set_run_after = esa_worker_set_run(w, 7);
+out:
+	if (r)
+		esa_request_free(r);
+	esa_worker_close(w);
+	esa_config_free(c);
+	if (fd >= 0)
+		close(fd);
+	return seq;
+}
+
+static void test_run(void)
+{
+	esa_config *c = esa_config_new();
+	char buf[32];
+	int busy0 = 0, busy1 = 0;
+	int64_t s0, s1;
+
+	ok(esa_config_set(c, "run", "4294967296") == -EINVAL && !esa_config_set(c, "run",
+	   "4294967295") && !esa_config_get(c, "run", buf, sizeof(buf)) &&
+	   !strcmp(buf, "4294967295"), "config: run is 0..2^32-1 (%s)", buf);
+	esa_config_free(c);
+	ok(esa_run_base(0) == 0 && esa_run_base(1) != esa_run_base(2) && esa_run_base(1),
+	   "run 0 starts at sequence number 0, others at a hash of the run");
+	s0 = first_seq(NULL, &busy0);
+	s1 = first_seq("123456", &busy1);
+	ok(s0 == 0 && s1 == esa_run_base(123456),
+	   "a worker's first chunk: sequence number 0 without run, %u with run=123456 (%lld)",
+	   esa_run_base(123456), (long long)s1);
+	ok(busy0 == -EBUSY && busy1 == -EBUSY && esa_worker_set_run(NULL, 1) == -EINVAL,
+	   "esa_worker_set_run: refused once an allreduce has started");
+}
+
 int main(void)
 {
 	next_port = 20000 + (getpid() * 97) % 30000;
@@ -752,6 +821,7 @@ int main(void)
 	RUN(test_config);
 	RUN(test_quant);
 	RUN(test_prio);
+	RUN(test_run);
 	RUN(test_int_clean);
 	RUN(test_int_lossy);
 	RUN(test_overflow);

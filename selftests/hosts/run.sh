@@ -15,13 +15,14 @@
 #   job 3: 4 workers (h6-h9), float32, priority las
 #
 # Scenarios: clean links; 1% loss, 5% loss, duplication and reordering on
-# every worker link (both directions); a worker killed mid-job; the PS killed
+# every worker link (both directions); job 2 run again under its id with the
+# same PS (a new run number); a worker killed mid-job; the PS killed
 # and restarted mid-run over links with loss, duplication and reordering at
 # once (impair.bpf.c's "mix").  Every result is checked by esa-jobs (int32 exact,
 # float32 within libesa's documented bound).  Prints TAP.
 # Environment: HOSTS_QUICK=1 runs the unit tests only; HOSTS_SCENARIOS="loss1
-# killed ..." runs only those scenarios (clean loss1 loss5 dupreorder killed
-# restart); KEEP=1 keeps the logs.
+# killed ..." runs only those scenarios (clean loss1 loss5 dupreorder rerun
+# killed restart); KEEP=1 keeps the logs.
 set -u
 cd "$(dirname "$0")/../.."
 B=${OUTPUT:-build}
@@ -239,6 +240,38 @@ want clean && scenario clean none 4096
 want loss1 && scenario loss1 loss1 256
 want loss5 && scenario loss5 loss5 256
 want dupreorder && scenario dupreorder dupreorder 256
+
+# ------------------------------------------------------------------ rerun
+# A job id run again: job 2 registered anew at the switch, the same PS still
+# holding what it kept of the earlier run, 5% loss so that the PS answers
+# resends, and other tensors (--seed).  A new run number (libesa's run)
+# starts the sequence numbers elsewhere: no stale result is taken.
+rerun_job2() {	# rerun_job2 NAME SEED RUN
+	timeout 120 $B/esa-jobs -j -s 10.255.0.1 -n 256k -i 3 --seed $2 \
+		$(topo_jobrun 2 6002 4 5 -- dtype=i32 prio=1 prio_max=3 run=$3) \
+		>$LOG/$1.run.json 2>$LOG/$1.run.err
+}
+reregister2() { esactl job delete 2 && esactl job add ${J2#job }; }
+rerun() {
+	local name=rerun i
+	start_switch 256 || { nok "$name: switch loaded"; return; }
+	start_ps $name.ps || { nok "$name: PS started"; return; }
+	for i in 4 5; do topo_impair $i loss5 2>/dev/null || { nok "$name: impair"; return; }; done
+	rerun_job2 $name.1 1 101
+	check "$name: job 2's first run (run 101) right" jobs_ok $LOG/$name.1.run.json
+	reregister2 || nok "$name: job 2 registered again"
+	rerun_job2 $name.2 2 102
+	check "$name: job 2 again, same id, same PS, new run number (102) and tensors: every sum right, $(json $LOG/$name.2.run.json 'job(2)["rx_from_ps"]') results from the PS" \
+		jobs_ok $LOG/$name.2.run.json
+	# What the run number prevents (shown, not tested: it depends on loss).
+	reregister2
+	rerun_job2 $name.3 3 102
+	echo "# the same run number (102) once more, new tensors: $(json $LOG/$name.3.run.json \
+		'"ok" if job(2)["ok"] else "FAILED: %s (the earlier run'"'"'s results taken)" % job(2)["error"]')"
+	stop_ps
+	for i in 4 5; do topo_unimpair $i; done
+}
+want rerun && rerun
 
 # ------------------------------------------------------------ a worker dies
 # Jobs 1 and 3 run throughout.  A: job 2's rank 1 is killed; rank 0 gives

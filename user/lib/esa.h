@@ -101,6 +101,12 @@ const char *esa_config_error(const esa_config *c);
 esa_worker *esa_worker_open(const esa_config *c, char *err, size_t errlen);
 /* Close the socket and free everything, requests included. */
 void esa_worker_close(esa_worker *w);
+/*
+ * The run number (the `run` setting) of a worker that has started no
+ * allreduce yet: 0, -EBUSY after its first, -EINVAL without a worker.  For
+ * a number the ranks agree on only after opening (esa.ddp does).
+ */
+int esa_worker_set_run(esa_worker *w, uint32_t run);
 /* The reason of the worker's last error, "" if none. */
 const char *esa_worker_error(const esa_worker *w);
 

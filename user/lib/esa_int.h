@@ -37,6 +37,7 @@ struct esa_config {
 	int	quantum, prio_steps;		/* las, srsf: esa_prio.h */
 	int	float_block, float_headroom;	/* headroom < 0: auto */
 	int	rcvbuf;
+	uint32_t run;			/* sequence numbers start at esa_run_base() */
 	char	netns[256];
 	char	err[256];
 };
@@ -199,6 +200,8 @@ struct esa_worker {
 };
 
 uint64_t esa_now_mono_ns(void);
+/* The first sequence number of a worker of run `run` (0: 0). */
+uint32_t esa_run_base(uint32_t run);
 int esa_config_check(const struct esa_config *c, char *err, size_t len);
 /* Priority of stream position p of request r (deterministic). */
 uint8_t esa_prio_of(const struct esa_worker *w, const struct esa_request *r,

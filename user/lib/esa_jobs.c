@@ -60,6 +60,7 @@ struct job {
 	atomic_int errors;
 	double	worst;		/* largest float error / bound */
 	int	rc;		/* first error code */
+	char	err[256];	/* ... and its worker's reason */
 };
 
 struct worker {
@@ -300,8 +301,10 @@ static void *worker_main(void *arg)
 	pthread_mutex_lock(&j->lock);
 	if (worst > j->worst)
 		j->worst = worst;
-	if (w->rc && !j->rc)
+	if (w->rc && !j->rc) {
 		j->rc = w->rc;
+		snprintf(j->err, sizeof(j->err), "%s", w->err[0] ? w->err : esa_strerror(w->rc));
+	}
 	if (w->t_done > j->t_end)
 		j->t_end = w->t_done;
 	j->running--;
@@ -346,7 +349,8 @@ static void usage(int rc)
 		"  -j, --json          report as JSON\n"
 		"  -q, --quiet         no report table\n"
 		"Other KEY=VALUE words are libesa settings (docs/library.md): window,\n"
-		"priority, prio, prio_max, timeout_ms, give_up_ms, float_block, ...\n"
+		"priority, prio, prio_max, timeout_ms, give_up_ms, float_block, run, ...\n"
+		"A job without run= gets a new run number each time, unless --only.\n"
 		"Exit status 0 when every result of every job was right.\n");
 	exit(rc);
 }
@@ -440,6 +444,31 @@ static int parse_jobs(int argc, char **argv)
 	return njobs;
 }
 
+/*
+ * A run number for a job without run=: its workers all run here, so any
+ * number new to this run does (docs/library.md, "Runs").  With --only, the
+ * peers run elsewhere and would not share it: there, 0 unless given.
+ */
+static void default_run(struct job *j)
+{
+	struct timespec ts;
+	char buf[16];
+
+	for (int k = 0; k < j->nkv; k++)
+		if (!strcmp(j->key[k], "run"))
+			return;
+	if (only_job >= 0 || j->nkv == 64)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(buf, sizeof(buf), "%u", (unsigned)(mix64(((uint64_t)ts.tv_sec << 30) ^
+		 ts.tv_nsec ^ ((uint64_t)getpid() << 16) ^ j->id) | 1));
+	j->key[j->nkv] = strdup("run");
+	j->val[j->nkv] = strdup(buf);
+	if (!j->key[j->nkv] || !j->val[j->nkv])
+		die("out of memory");
+	j->nkv++;
+}
+
 /* Check each job's settings with libesa now, and learn what the checks need. */
 static void setup_job(struct job *j)
 {
@@ -448,6 +477,7 @@ static void setup_job(struct job *j)
 
 	if (!j->n)
 		die("job %d has no workers", j->id);
+	default_run(j);
 	esa_config_set_int(c, "values", g_values);
 	for (int k = 0; k < j->nkv; k++)
 		if (esa_config_set(c, j->key[k], j->val[k]))
@@ -539,6 +569,15 @@ static uint64_t sum_stat(const struct job *j, size_t off)
 
 #define SUM(j, f) sum_stat(j, offsetof(struct esa_stats, f))
 
+/* A reason as a JSON string's body: quotes and controls become spaces. */
+static const char *json_safe(char *s)
+{
+	for (char *p = s; *p; p++)
+		if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20)
+			*p = ' ';
+	return s;
+}
+
 static void report(void)
 {
 	if (g_json) {
@@ -560,7 +599,7 @@ static void report(void)
 			       "\"rtt_us\":%.1f}",
 			       k ? "," : "", j->id, j->n, j->elems, j->iters,
 			       j->dtype == ESA_INT32 ? "i32" : "f32", j->rc ? "false" : "true",
-			       j->rc ? esa_strerror(j->rc) : "", jct, comm,
+			       json_safe(j->err), jct, comm,
 			       comm > 0 ? j->elems * 4.0 * 8 * j->iters / comm / 1e9 : 0, j->worst,
 			       (unsigned long long)SUM(j, tx_packets),
 			       (unsigned long long)SUM(j, tx_resends),

@@ -163,6 +163,36 @@ out:
 	return fd;
 }
 
+/*
+ * A run's sequence numbers start at a hash of its number, so that a new run
+ * of a job id does not meet the results and pieces the PS keeps of an
+ * earlier run by sequence number (docs/library.md, "Runs").
+ */
+uint32_t esa_run_base(uint32_t run)
+{
+	uint32_t x = run;
+
+	if (!run)
+		return 0;
+	x ^= x >> 16;
+	x *= 0x7feb352dU;
+	x ^= x >> 15;
+	x *= 0x846ca68bU;
+	x ^= x >> 16;
+	return x;
+}
+
+int esa_worker_set_run(esa_worker *w, uint32_t run)
+{
+	if (!w)
+		return -EINVAL;
+	if (w->attained || w->ops)
+		return -EBUSY;
+	w->cfg.run = run;
+	w->next_base = esa_run_base(run);
+	return 0;
+}
+
 esa_worker *esa_worker_open(const esa_config *c, char *err, size_t errlen)
 {
 	char why[256] = "";
@@ -193,6 +223,7 @@ esa_worker *esa_worker_open(const esa_config *c, char *err, size_t errlen)
 	w->full = c->workers >= 64 ? ~0ULL : (1ULL << c->workers) - 1;
 	w->window = c->window;
 	w->nent = 2 * w->window;
+	w->next_base = esa_run_base(c->run);
 	stride = (w->pktlen + 63) & ~(size_t)63;
 	w->ent = calloc(w->nent, sizeof(*w->ent));
 	w->pktmem = aligned_alloc(64, stride * 2 * w->nent);

@@ -54,6 +54,7 @@ def _bind(lib):
         "esa_worker_open": (c.c_void_p, [c.c_void_p, c.c_char_p, c.c_size_t]),
         "esa_worker_close": (None, [c.c_void_p]),
         "esa_worker_error": (c.c_char_p, [c.c_void_p]),
+        "esa_worker_set_run": (c.c_int, [c.c_void_p, c.c_uint32]),
         "esa_allreduce": (c.c_int, [c.c_void_p, c.c_int, c.c_void_p,
                                     c.c_void_p, c.c_size_t]),
         "esa_worker_stat": (c.c_int64, [c.c_void_p, c.c_char_p]),
@@ -149,6 +150,16 @@ class Worker:
             raise EsaError(-rc, "esa: allreduce: %s" % (
                 why or library.esa_strerror(rc).decode()))
         return buf
+
+    def set_run(self, run):
+        """Set the run number (libesa's `run`) before the first allreduce."""
+        if not self._w:
+            raise ValueError("esa: worker closed")
+        rc = library.esa_worker_set_run(self._w, run)
+        if rc:
+            raise EsaError(-rc, "esa: set_run: %s" % (
+                "an allreduce has started" if rc == -errno.EBUSY else
+                library.esa_strerror(rc).decode()))
 
     def stats(self):
         """The worker's counters (libesa's struct esa_stats) as a dict."""

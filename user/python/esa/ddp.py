@@ -13,8 +13,13 @@ switch cannot carry (a dtype other than float32, a GPU or non-contiguous
 bucket, a bucket with NaN or infinity) goes to the process group's own
 allreduce instead, with a warning the first time.  Every rank makes the same
 choice for the same bucket, so the collectives stay in step.
+
+register() also gives the worker a run number the ranks agree on through the
+process group (libesa's `run`): a new run of the same job id then never
+meets what the PS kept of an earlier one.
 """
 import errno
+import secrets
 import warnings
 
 import torch
@@ -22,7 +27,7 @@ import torch.distributed as dist
 
 from . import EsaError
 
-__all__ = ["EsaHookState", "esa_hook", "register"]
+__all__ = ["EsaHookState", "esa_hook", "register", "agree_run"]
 
 
 class EsaHookState:
@@ -72,8 +77,25 @@ def esa_hook(state, bucket):
     return fut
 
 
+def agree_run(process_group=None):
+    """A run number, new for each run, that every rank of the group gets:
+    each draws one and the largest wins."""
+    t = torch.tensor([secrets.randbits(31) + 1], dtype=torch.int64)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX, group=process_group)
+    return int(t.item())
+
+
 def register(model, worker, process_group=None):
     """Make DDP model allreduce its gradients through the switch."""
     state = EsaHookState(worker, process_group)
+    run = agree_run(process_group)
+    try:
+        worker.set_run(run)
+    except EsaError as e:
+        if e.errno != errno.EBUSY:
+            raise
+        warnings.warn("esa.ddp: the worker has reduced before register(): its "
+                      "run number stays as configured", RuntimeWarning, stacklevel=2)
+    state.run = run
     model.register_comm_hook(state, esa_hook)
     return state

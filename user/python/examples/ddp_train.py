@@ -156,9 +156,12 @@ def main():
                             workers=a.world, local=a.local, values=a.values)
         if a.check_bound:
             state = esa.ddp.EsaHookState(worker)
+            state.run = esa.ddp.agree_run()
+            worker.set_run(state.run)
             model.register_comm_hook(state, checked_hook)
         else:
             state = esa.ddp.register(model, worker)
+        print("rank %d: esa run %d" % (a.rank, state.run), flush=True)
 
     if a.bench:
         return bench(a, state.worker if state else None)
