@@ -48,8 +48,9 @@ struct job {
 	size_t	elems;
 	int	iters, dtype;
 	int	block, headroom, nvals;
-	/* libesa settings, split once here: the workers' threads share them */
-	char	*key[64], *val[64];
+	/* libesa settings, split once here: the workers' threads share them;
+	 * up to 64 given, and a run number drawn here */
+	char	*key[65], *val[65];
 	int	nkv;
 	struct worker *w[MAXW];
 	pthread_mutex_t lock;
@@ -457,7 +458,7 @@ static void default_run(struct job *j)
 	for (int k = 0; k < j->nkv; k++)
 		if (!strcmp(j->key[k], "run"))
 			return;
-	if (only_job >= 0 || j->nkv == 64)
+	if (only_job >= 0)
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	snprintf(buf, sizeof(buf), "%u", (unsigned)(mix64(((uint64_t)ts.tv_sec << 30) ^

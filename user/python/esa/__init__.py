@@ -51,6 +51,8 @@ def _bind(lib):
         "esa_config_set": (c.c_int, [c.c_void_p, c.c_char_p, c.c_char_p]),
         "esa_config_load": (c.c_int, [c.c_void_p, c.c_char_p]),
         "esa_config_error": (c.c_char_p, [c.c_void_p]),
+        "esa_config_get": (c.c_int, [c.c_void_p, c.c_char_p, c.c_char_p,
+                                     c.c_size_t]),
         "esa_worker_open": (c.c_void_p, [c.c_void_p, c.c_char_p, c.c_size_t]),
         "esa_worker_close": (None, [c.c_void_p]),
         "esa_worker_error": (c.c_char_p, [c.c_void_p]),
@@ -112,6 +114,7 @@ class Worker:
 
     def __init__(self, config_file=None, **settings):
         self._w = None
+        self.run = 0
         cfg = library.esa_config_new()
         if not cfg:
             raise MemoryError("esa_config_new")
@@ -124,6 +127,9 @@ class Worker:
                     continue
                 self._check_cfg(cfg, library.esa_config_set(
                     cfg, key.encode(), str(value).encode()))
+            run = ctypes.create_string_buffer(16)
+            library.esa_config_get(cfg, b"run", run, len(run))
+            self.run = int(run.value or 0)     # 0: none chosen (esa.ddp)
             err = ctypes.create_string_buffer(256)
             self._w = library.esa_worker_open(cfg, err, len(err))
             if not self._w:
@@ -156,6 +162,8 @@ class Worker:
         if not self._w:
             raise ValueError("esa: worker closed")
         rc = library.esa_worker_set_run(self._w, run)
+        if not rc:
+            self.run = run
         if rc:
             raise EsaError(-rc, "esa: set_run: %s" % (
                 "an allreduce has started" if rc == -errno.EBUSY else

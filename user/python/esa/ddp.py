@@ -14,9 +14,9 @@ bucket, a bucket with NaN or infinity) goes to the process group's own
 allreduce instead, with a warning the first time.  Every rank makes the same
 choice for the same bucket, so the collectives stay in step.
 
-register() also gives the worker a run number the ranks agree on through the
-process group (libesa's `run`): a new run of the same job id then never
-meets what the PS kept of an earlier one.
+register() also gives a worker configured without `run` a run number the
+ranks agree on through the process group: a new run of the same job id then
+never meets what the PS kept of an earlier one (docs/library.md, "Runs").
 """
 import errno
 import secrets
@@ -37,6 +37,7 @@ class EsaHookState:
         self.worker = worker
         self.process_group = process_group
         self.world_size = dist.get_world_size(process_group)
+        self.run = worker.run
         self.buckets_switch = 0
         self.buckets_fallback = 0
         self._warned = set()
@@ -87,15 +88,16 @@ def agree_run(process_group=None):
 
 def register(model, worker, process_group=None):
     """Make DDP model allreduce its gradients through the switch."""
+    if not worker.run:
+        run = agree_run(process_group)
+        try:
+            worker.set_run(run)
+        except EsaError as e:
+            if e.errno != errno.EBUSY:
+                raise
+            warnings.warn("esa.ddp: the worker has reduced before register(): "
+                          "it keeps sequence numbers from 0", RuntimeWarning,
+                          stacklevel=2)
     state = EsaHookState(worker, process_group)
-    run = agree_run(process_group)
-    try:
-        worker.set_run(run)
-    except EsaError as e:
-        if e.errno != errno.EBUSY:
-            raise
-        warnings.warn("esa.ddp: the worker has reduced before register(): its "
-                      "run number stays as configured", RuntimeWarning, stacklevel=2)
-    state.run = run
     model.register_comm_hook(state, esa_hook)
     return state

@@ -155,9 +155,8 @@ def main():
         worker = esa.Worker(switch=a.switch, job=a.job, rank=a.rank,
                             workers=a.world, local=a.local, values=a.values)
         if a.check_bound:
+            worker.set_run(esa.ddp.agree_run())
             state = esa.ddp.EsaHookState(worker)
-            state.run = esa.ddp.agree_run()
-            worker.set_run(state.run)
             model.register_comm_hook(state, checked_hook)
         else:
             state = esa.ddp.register(model, worker)
