@@ -742,6 +742,17 @@ static void test_prio(void)
 	r.npos = 1000;
 	ok(esa_prio_of(&w, &r, 1000 - 193) == 223 && esa_prio_of(&w, &r, 999) == 255,
 	   "srsf with the same settings: the same levels of the chunks left");
+	/* total_chunks: the job's chunks left, as the simulator's srsf
+	 * (sim_test checks sim_prio_of(SRSF) at 5000 - 193 of 5000: 223) */
+	w.cfg.total_chunks = 5000;
+	r.npos = 300;
+	r.attained0 = 4700;
+	ok(esa_prio_of(&w, &r, 300 - 193) == 223 && esa_prio_of(&w, &r, 299) == 255 &&
+	   esa_prio_of(&w, &r, 0) == 215,
+	   "srsf with total_chunks=5000: the job's chunks left, this one included "
+	   "(the simulator's levels)");
+	r.attained0 = 6000;
+	ok(esa_prio_of(&w, &r, 0) == 255, "srsf past total_chunks: the top level");
 }
 
 /* The first sequence number worker (run) sends to a socket standing in for

@@ -217,6 +217,15 @@ static void job_fail(struct wk *w, int rc, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The highest priority job s stamps: its registered max-prio. */
+static unsigned top_prio(const struct sim_params *p, const struct sim_job_spec *s)
+{
+	unsigned first = sim_prio_of(p->prio, s, 0);
+	unsigned last = sim_prio_of(p->prio, s, s->chunks * s->iters - 1);
+
+	return first > last ? first : last;
+}
+
 static void *worker_main(void *arg)
 {
 	struct wk *w = arg;
@@ -248,11 +257,14 @@ static void *worker_main(void *arg)
 	esa_config_set_int(c, "timeout_max_ms", (long long)(p->timeout_max_us / 1000));
 	esa_config_set_int(c, "give_up_ms", 30000);
 	/* the simulator's priorities (sim_prio_of()): static or flat as a
-	 * fixed priority; las through esa_prio.h with the simulator's steps,
-	 * libesa counting the job's chunks as the simulator's seq does */
-	esa_config_set(c, "priority", p->prio == SIM_PRIO_LAS ? "las" : "static");
-	esa_config_set_int(c, "prio", sim_prio_of(p->prio, j->s, 0));
-	esa_config_set_int(c, "prio_max", sim_prio_of(p->prio, j->s, 0));
+	 * fixed priority; las and srsf through esa_prio.h with the
+	 * simulator's steps, libesa counting the job's chunks as the
+	 * simulator's seq does (srsf: out of the job's total) */
+	esa_config_set(c, "priority", p->prio == SIM_PRIO_LAS ? "las" :
+		       p->prio == SIM_PRIO_SRSF ? "srsf" : "static");
+	esa_config_set_int(c, "prio", top_prio(p, j->s));
+	esa_config_set_int(c, "prio_max", top_prio(p, j->s));
+	esa_config_set_int(c, "total_chunks", (long long)j->s->chunks * j->s->iters);
 	esa_config_set_int(c, "quantum", SIM_PRIO_QUANTUM);
 	esa_config_set_int(c, "prio_steps", SIM_PRIO_STEPS);
 	snprintf(buf, sizeof(buf), "10.9.%u.2:%u", JCT_PS_HOST, JCT_PS_PORT);
@@ -363,7 +375,7 @@ static void job_entry(const struct job *j, struct esa_job *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->nworkers = j->n;
-	e->max_prio = sim_prio_of(R.o->p.prio, j->s, 0);
+	e->max_prio = top_prio(&R.o->p, j->s);
 	inet_pton(AF_INET, "10.9.250.2", &e->ps.ip);
 	e->ps.port = htons(JCT_PS_PORT);
 	e->lease_ms = 0;

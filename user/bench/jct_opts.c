@@ -64,7 +64,7 @@ void jct_usage(FILE *f)
 "Workload and model (esa_sim's options and meaning; preset first):\n"
 "  --preset NAME --seed N --jobs N --load X --rate X --workers LIST\n"
 "  --iters MIN-MAX --models LIST --scale X --compute-scale X --straggle X\n"
-"  --prio static|las|flat --pool N --window N --stale-ms X --switchml-regions N\n"
+"  --prio static|las|srsf|flat --pool N --window N --stale-ms X --switchml-regions N\n"
 "  --home N (esa, atp: each job's chunks on a run of N slots placed by\n"
 "  esa_home_place(), as esactl's region auto; 0: hash(job) + chunk)\n"
 "  --timeout-us X --timeout-max-us X  (testbed and simulator)\n"
@@ -171,10 +171,8 @@ int jct_parse(struct jct_opts *o, int argc, char **argv, const char *cmd)
 			break;
 		case O_PRIO:
 			p->prio = sim_prio_parse(optarg);
-			if (p->prio == SIM_PRIO_SRSF || p->prio < 0) {
-				fprintf(stderr, "esa_jct: --prio static, las or flat: libesa's "
-					"srsf counts the chunks left in one allreduce, "
-					"esa_sim's in the whole job\n");
+			if (p->prio < 0) {
+				fprintf(stderr, "esa_jct: --prio static, las, srsf or flat\n");
 				goto bad;
 			}
 			break;

@@ -171,6 +171,12 @@ int esa_config_set(esa_config *c, const char *key, const char *value)
 		}
 		return cfail(c, "priority \"%s\": not static, las or srsf", value);
 	}
+	if (!strcmp(key, "total_chunks")) {
+		if (parse_long(value, 0, 1LL << 62, &v))
+			return cfail(c, "total_chunks \"%s\": not a number in 0..2^62", value);
+		c->total_chunks = (uint64_t)v;
+		return 0;
+	}
 	if (!strcmp(key, "run")) {
 		if (parse_long(value, 0, UINT32_MAX, &v))
 			return cfail(c, "run \"%s\": not a number in 0..%u", value, UINT32_MAX);
@@ -229,6 +235,8 @@ int esa_config_get(const esa_config *c, const char *key, char *buf, size_t len)
 		snprintf(buf, len, "%s", policy_names[c->policy]);
 	else if (!strcmp(key, "run"))
 		snprintf(buf, len, "%u", c->run);
+	else if (!strcmp(key, "total_chunks"))
+		snprintf(buf, len, "%llu", (unsigned long long)c->total_chunks);
 	else if (!strcmp(key, "float_headroom") && c->float_headroom < 0)
 		snprintf(buf, len, "auto");
 	else if (!strcmp(key, "prio_max") && c->prio_max < 0)

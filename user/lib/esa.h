@@ -65,6 +65,8 @@ int esa_version(void);
  *   prio_max        highest priority to stamp: the job's registered
  *                   max-prio (default: prio)
  *   quantum         chunks per priority step of las and srsf (default 256)
+ *   total_chunks    srsf: the chunks the job streams in all; 0: count each
+ *                   allreduce alone (default 0)
  *   prio_steps      1..16      priority steps per doubling of las's and
  *                              srsf's count (default 1; esa_prio.h)
  *   float_block     data chunks per float scale block (default 8)
@@ -75,6 +77,10 @@ int esa_version(void);
  *   netns           path of a network namespace (/run/netns/NAME) to open
  *                   the socket in; default: the caller's
  *   rcvbuf          socket receive buffer in bytes (default 4194304)
+ *   run             0..2^32-1: the same on every rank of the job, new for
+ *                   each run; sequence numbers start at a hash of it, so a
+ *                   run never takes what the PS kept of an earlier one
+ *                   (default 0: from 0)
  */
 esa_config *esa_config_new(void);
 void esa_config_free(esa_config *c);

@@ -24,7 +24,7 @@
 enum esa_prio_policy {
 	ESA_PRIO_STATIC = 0,
 	ESA_PRIO_LAS,		/* least attained service first */
-	ESA_PRIO_SRSF,		/* smallest remaining allreduce first */
+	ESA_PRIO_SRSF,		/* smallest remaining allreduce (or job) first */
 };
 
 struct esa_config {
@@ -38,6 +38,7 @@ struct esa_config {
 	int	float_block, float_headroom;	/* headroom < 0: auto */
 	int	rcvbuf;
 	uint32_t run;			/* sequence numbers start at esa_run_base() */
+	uint64_t total_chunks;		/* srsf: the job's chunks in all; 0: per op */
 	char	netns[256];
 	char	err[256];
 };

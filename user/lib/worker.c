@@ -323,6 +323,14 @@ uint8_t esa_prio_of(const struct esa_worker *w, const struct esa_request *r,
 		/* Service attained by the job so far: its positions before. */
 		return esa_prio_level(r->attained0 + p, c->quantum, c->prio_steps, pmax);
 	case ESA_PRIO_SRSF:
+		if (c->total_chunks) {
+			/* What the job has left, this chunk included (the
+			 * simulator's total - seq); past its total: 0. */
+			uint64_t a = r->attained0 + p;
+
+			return esa_prio_level(c->total_chunks > a ? c->total_chunks - a : 0,
+					      c->quantum, c->prio_steps, pmax);
+		}
 		/* What is left of this allreduce after this chunk. */
 		return esa_prio_level(r->npos - p - 1, c->quantum, c->prio_steps, pmax);
 	default:
