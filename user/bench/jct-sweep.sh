@@ -8,25 +8,28 @@
 # of both (DIR/jct_sweep.png).  Each point keeps its runs, report and plots
 # in DIR/pPOOL-lLOAD-wWINDOW[-hHOME]/.
 #
-# usage: user/bench/jct-sweep.sh [ -s SEEDS ] [ -r REPS ] [ -o DIR ] [ -p POINTS ]
+# usage: user/bench/jct-sweep.sh [ -s SEEDS ] [ -r REPS ] [ -o DIR ] [ -p POINTS ] [ -R ]
 #   POINTS: space-separated POOL:LOAD:WINDOW[:HOME] (HOME: esa_sim's --home)
+#   -R: no runs: the table and the plot again from the points' reports in DIR
 set -u
 cd "$(dirname "$0")/../.."
 B=${OUTPUT:-build}
 
 SEEDS=1,2
 REPS=1
+RUNS=1
 OUT=$B/jct/sweep
 POINTS="16:2:32 16:4:32 16:8:32 64:2:32 64:4:32 64:8:32 256:2:32 256:4:32 256:8:32 16:4:8 64:4:8
 64:2:32:32 64:4:32:32 64:8:32:32 256:4:32:32 256:8:32:32 16:4:8:8 16:8:8:8 64:4:8:8 64:8:8:8
 256:8:8:8"
 
-while getopts "s:r:o:p:h" o; do
+while getopts "s:r:o:p:Rh" o; do
 	case $o in
 	s) SEEDS=$OPTARG ;;
 	r) REPS=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	p) POINTS=$OPTARG ;;
+	R) RUNS= ;;
 	h) sed -n '/^# usage/,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
 	   echo "  defaults: -s $SEEDS -r $REPS -o $OUT -p \"$POINTS\""; exit 0 ;;
 	*) exit 2 ;;
@@ -36,10 +39,14 @@ done
 mkdir -p "$OUT" || exit 1
 t0=$(date +%s)
 rc=0
-for pt in $POINTS; do
+point_file() {	# point_file POOL LOAD WINDOW HOME: the point's report
+	echo "$OUT/p$1-l$2-w$3$( [ "$4" = 0 ] || echo "-h$4").txt"
+}
+for pt in ${RUNS:+$POINTS}; do
 	IFS=: read -r pool load win home <<<"$pt"
 	home=${home:-0}
-	d=$OUT/p$pool-l$load-w$win$( [ "$home" = 0 ] || echo "-h$home")
+	d=$(point_file $pool $load $win $home)
+	d=${d%.txt}
 	echo "jct-sweep: pool $pool, load $load, window $win, home $home (seeds $SEEDS," \
 		"$REPS run(s) each)" >&2
 	user/bench/jct.sh -q -s "$SEEDS" -r "$REPS" -o "$d" -- --preset testbed --pool "$pool" \
@@ -48,7 +55,15 @@ for pt in $POINTS; do
 	grep '^sim-jct:' "$d.txt" | sed 's/^sim-jct:/  sim     jct:/' >&2
 done
 
-# One table: testbed and simulator side by side, and gnuplot data.
+# One table: testbed and simulator side by side, and gnuplot data.  KV:
+# the value of key k in a report's "jct: esa=... speedup_vs_atp=..." line.
+KV='function kv(s, k,   a, i, n) { n = split(s, a, /[ =]/)
+	for (i = 1; i < n; i++) if (a[i] == k) return a[i + 1]; return "nan" }'
+for pt in $POINTS; do
+	IFS=: read -r pool load win home <<<"$pt"
+	f=$(point_file $pool $load $win ${home:-0})
+	grep -q '^jct:' "$f" 2>/dev/null || { echo "jct-sweep: $f: no report" >&2; rc=1; }
+done
 {
 	printf '%-5s %-5s %-6s %-4s | %-28s | %-28s | %-26s | %s\n' pool load window home \
 		"testbed esa/atp/swml (ms)" "sim esa/atp/swml (ms)" \
@@ -56,10 +71,8 @@ done
 	for pt in $POINTS; do
 		IFS=: read -r pool load win home <<<"$pt"
 		home=${home:-0}
-		f=$OUT/p$pool-l$load-w$win$( [ "$home" = 0 ] || echo "-h$home").txt
-		awk -v pool=$pool -v load=$load -v win=$win -v home=$home '
-		function kv(s, k,   a, i, n) { n = split(s, a, /[ =]/)
-			for (i = 1; i < n; i++) if (a[i] == k) return a[i + 1]; return "nan" }
+		f=$(point_file $pool $load $win $home)
+		awk -v pool=$pool -v load=$load -v win=$win -v home=$home "$KV"'
 		/^jct:/ { t = $0 } /^sim-jct:/ { m = $0 } /^validation:/ { v = $2 }
 		/^machine/ { o = $0; sub(/.*at most /, "", o); sub(/\)/, "", o) }
 		END { printf "%-5s %-5s %-6s %-4s | %8.0f %8.0f %8.0f    | %8.0f %8.0f %8.0f    " \
@@ -75,13 +88,11 @@ done
 	for pt in $POINTS; do
 		IFS=: read -r pool load win home <<<"$pt"
 		home=${home:-0}
-		awk -v pool=$pool -v load=$load -v win=$win -v home=$home '
-		function kv(s, k,   a, i, n) { n = split(s, a, /[ =]/)
-			for (i = 1; i < n; i++) if (a[i] == k) return a[i + 1]; return "nan" }
+		awk -v pool=$pool -v load=$load -v win=$win -v home=$home "$KV"'
 		/^jct:/ { t = $0 } /^sim-jct:/ { m = $0 }
 		END { print pool, load, win, home, kv(t, "speedup_vs_atp"), kv(t, "speedup_vs_switchml"),
 			kv(m, "speedup_vs_atp"), kv(m, "speedup_vs_switchml") }' \
-			"$OUT/p$pool-l$load-w$win$( [ "$home" = 0 ] || echo "-h$home").txt"
+			"$(point_file $pool $load $win $home)"
 	done
 } >"$OUT/sweep.dat"
 if command -v gnuplot >/dev/null; then
