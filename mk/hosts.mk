@@ -15,7 +15,8 @@ HOSTS_TEST_DIR	:= selftests/hosts
 LIB_OUT		:= $(OUTPUT)/lib
 LIB_SRCS	:= $(LIB_DIR)/config.c $(LIB_DIR)/worker.c $(LIB_DIR)/quant.c
 LIB_OBJS	:= $(patsubst $(LIB_DIR)/%.c,$(LIB_OUT)/%.o,$(LIB_SRCS))
-LIB_HDRS	:= $(LIB_DIR)/esa.h $(LIB_DIR)/esa_int.h include/uapi/linux/esa.h include/esa_prio.h
+LIB_HDRS	:= $(LIB_DIR)/esa.h $(LIB_DIR)/esa_int.h include/uapi/linux/esa.h include/esa_prio.h \
+		   include/esa_policy.h
 LIBESA_A	:= $(OUTPUT)/libesa.a
 LIBESA_SO	:= $(OUTPUT)/libesa.so
 # -fno-math-errno lets lrintf() become one vector instruction.

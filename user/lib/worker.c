@@ -31,6 +31,7 @@
 #include <sys/socket.h>
 
 #include "esa_int.h"
+#include "esa_policy.h"
 
 #define NSEC_PER_MSEC	1000000ULL
 
@@ -166,20 +167,12 @@ out:
 /*
  * A run's sequence numbers start at a hash of its number, so that a new run
  * of a job id does not meet the results and pieces the PS keeps of an
- * earlier run by sequence number (docs/library.md, "Runs").
+ * earlier run by sequence number (docs/library.md, "Runs").  The switch's
+ * hash of job ids; it keeps 0 at 0.
  */
 uint32_t esa_run_base(uint32_t run)
 {
-	uint32_t x = run;
-
-	if (!run)
-		return 0;
-	x ^= x >> 16;
-	x *= 0x7feb352dU;
-	x ^= x >> 15;
-	x *= 0x846ca68bU;
-	x ^= x >> 16;
-	return x;
+	return esa_hash32(run);
 }
 
 int esa_worker_set_run(esa_worker *w, uint32_t run)
