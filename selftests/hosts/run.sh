@@ -256,7 +256,9 @@ rerun() {
 	local name=rerun i
 	start_switch 256 || { nok "$name: switch loaded"; return; }
 	start_ps $name.ps || { nok "$name: PS started"; return; }
-	for i in 4 5; do topo_impair $i loss5 2>/dev/null || { nok "$name: impair"; return; }; done
+	for i in 4 5; do
+		topo_impair $i loss5 2>/dev/null || { nok "$name: impair"; stop_ps; return; }
+	done
 	rerun_job2 $name.1 1 101
 	check "$name: job 2's first run (run 101) right" jobs_ok $LOG/$name.1.run.json
 	reregister2 || nok "$name: job 2 registered again"
