@@ -453,7 +453,7 @@ static int parse_jobs(int argc, char **argv)
 static void default_run(struct job *j)
 {
 	struct timespec ts;
-	char buf[16];
+	char buf[32];
 
 	for (int k = 0; k < j->nkv; k++)
 		if (!strcmp(j->key[k], "run"))
@@ -461,13 +461,9 @@ static void default_run(struct job *j)
 	if (only_job >= 0)
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	snprintf(buf, sizeof(buf), "%u", (unsigned)(mix64(((uint64_t)ts.tv_sec << 30) ^
+	snprintf(buf, sizeof(buf), "run=%u", (unsigned)(mix64(((uint64_t)ts.tv_sec << 30) ^
 		 ts.tv_nsec ^ ((uint64_t)getpid() << 16) ^ j->id) | 1));
-	j->key[j->nkv] = strdup("run");
-	j->val[j->nkv] = strdup(buf);
-	if (!j->key[j->nkv] || !j->val[j->nkv])
-		die("out of memory");
-	j->nkv++;
+	split_kv(j, buf);
 }
 
 /* Check each job's settings with libesa now, and learn what the checks need. */

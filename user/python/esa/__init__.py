@@ -162,12 +162,11 @@ class Worker:
         if not self._w:
             raise ValueError("esa: worker closed")
         rc = library.esa_worker_set_run(self._w, run)
-        if not rc:
-            self.run = run
         if rc:
             raise EsaError(-rc, "esa: set_run: %s" % (
                 "an allreduce has started" if rc == -errno.EBUSY else
                 library.esa_strerror(rc).decode()))
+        self.run = run
 
     def stats(self):
         """The worker's counters (libesa's struct esa_stats) as a dict."""
