@@ -812,6 +812,11 @@ static void test_run(void)
 	ok(esa_config_set(c, "run", "4294967296") == -EINVAL && !esa_config_set(c, "run",
 	   "4294967295") && !esa_config_get(c, "run", buf, sizeof(buf)) &&
 	   !strcmp(buf, "4294967295"), "config: run is 0..2^32-1 (%s)", buf);
+	ok(esa_config_set(c, "total_chunks", "-1") == -EINVAL &&
+	   strstr(esa_config_error(c), "total_chunks \"-1\": not a number in 0..2^62") &&
+	   !esa_config_set(c, "total_chunks", "5000") &&
+	   !esa_config_get(c, "total_chunks", buf, sizeof(buf)) && !strcmp(buf, "5000"),
+	   "config: total_chunks is 0..2^62 (%s)", esa_config_error(c));
 	esa_config_free(c);
 	ok(esa_run_base(0) == 0 && esa_run_base(1) != esa_run_base(2) && esa_run_base(1),
 	   "run 0 starts at sequence number 0, others at a hash of the run");

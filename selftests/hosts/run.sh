@@ -85,6 +85,14 @@ jobs_bad_local() {
 	err=$($B/esa-jobs -s 127.0.0.1 job 1 worker 127.0.0.1:0 2>&1)
 	[ $? = 2 ] && [ "$err" = 'esa-jobs: job 1 worker 0: local "127.0.0.1:0" is not IP:PORT' ]
 }
+jobs_too_many() {
+	local err
+
+	# shellcheck disable=SC2046
+	err=$($B/esa-jobs -s 127.0.0.1 job 1 $(printf 'window=8 %.0s' $(seq 65)) \
+		worker 127.0.0.1:5000 2>&1)
+	[ $? = 2 ] && [ "$err" = 'esa-jobs: job 1: at most 64 settings' ]
+}
 if [ -x $B/esa-jobs ]; then
 	check "esa-jobs: 60 worker threads sharing a job's 40 settings, 30 runs, none crashed" \
 		jobs_threads
@@ -92,6 +100,7 @@ if [ -x $B/esa-jobs ]; then
 		jobs_open_fails
 	check "esa-jobs: a bad worker address: one line, status 2, before any thread starts" \
 		jobs_bad_local
+	check "esa-jobs: 65 settings for a job: one line, status 2" jobs_too_many
 fi
 
 if [ -n "${HOSTS_QUICK:-}" ]; then
