@@ -25,16 +25,20 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-BPF_OBJS := $(OUTPUT)/esa.bpf.o $(OUTPUT)/esa_bench.bpf.o $(OUTPUT)/esa_pass.bpf.o
-SKELS	 := $(OUTPUT)/esa.skel.h $(OUTPUT)/esa_kfunc.skel.h $(OUTPUT)/esa_bench.skel.h
-COMMON	 := $(OUTPUT)/common/loader.o $(OUTPUT)/common/util.o $(OUTPUT)/common/names.o \
-	    $(OUTPUT)/common/esa_nl.o
-HDRS	 := include/uapi/linux/esa.h include/esa_policy.h $(wildcard user/common/*.h bpf/*.h)
+BPF_OBJS := $(OUTPUT)/esa.bpf.o $(OUTPUT)/esa_bench.bpf.o $(OUTPUT)/esa_pass.bpf.o \
+	    $(OUTPUT)/esa_deliver_bench.bpf.o
+SKELS	 := $(OUTPUT)/esa.skel.h $(OUTPUT)/esa_kfunc.skel.h $(OUTPUT)/esa_bench.skel.h \
+	    $(OUTPUT)/esa_deliver_bench.skel.h
+COMMON	 := $(OUTPUT)/common/loader.o $(OUTPUT)/common/jobs.o $(OUTPUT)/common/ports.o \
+	    $(OUTPUT)/common/deliver.o $(OUTPUT)/common/route.o \
+	    $(OUTPUT)/common/util.o $(OUTPUT)/common/names.o \
+	    $(OUTPUT)/common/esa_nl.o $(OUTPUT)/common/registry.o
+HDRS	 := include/uapi/linux/esa.h include/esa_policy.h include/esa_maps.h include/esa_switch.h $(wildcard user/common/*.h bpf/*.h)
 TOOLS	 := $(OUTPUT)/esactl
 TESTS	 := $(OUTPUT)/selftests/esa_golden $(OUTPUT)/selftests/esa_fuzz \
 	    $(OUTPUT)/selftests/esa_stress $(OUTPUT)/selftests/esa_send \
-	    $(OUTPUT)/selftests/esa_policy_test
-BENCH	 := $(OUTPUT)/esa_bench
+	    $(OUTPUT)/selftests/esa_policy_test $(OUTPUT)/selftests/esa_tiers
+BENCH	 := $(OUTPUT)/esa_bench $(OUTPUT)/esa_deliver_bench
 
 .PHONY: all clean test check bench deps demo install
 all: $(BPF_OBJS) $(SKELS) $(TOOLS) $(TESTS) $(BENCH)
@@ -72,9 +76,17 @@ $(OUTPUT)/common/%.o: user/common/%.c $(HDRS) $(OUTPUT)/esa.skel.h $(OUTPUT)/esa
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(OUTPUT)/esactl: user/esactl/esactl.c $(COMMON) $(HDRS) | $(OUTPUT)
+ESACTL_SRCS := $(addprefix user/esactl/,esactl.c prog.c dev.c job.c stats.c pool.c \
+	       monitor.c status.c)
+$(OUTPUT)/esactl: $(ESACTL_SRCS) user/esactl/esactl.h $(COMMON) $(HDRS) | $(OUTPUT)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) $< $(COMMON) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(ESACTL_SRCS) $(COMMON) $(LDLIBS) -o $@
+
+$(OUTPUT)/esa_deliver_bench: selftests/esa/esa_deliver_bench.c selftests/esa/testlib.h \
+		selftests/esa/benchlib.h $(OUTPUT)/esa_deliver_bench.skel.h \
+		$(OUTPUT)/esa_bench.skel.h $(COMMON) $(HDRS) | $(OUTPUT)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) -Iselftests/esa -Ibpf $< $(COMMON) $(LDLIBS) -o $@
 
 $(OUTPUT)/esa_bench: selftests/esa/esa_bench.c selftests/esa/testlib.h selftests/esa/benchlib.h \
 		$(OUTPUT)/esa_bench.skel.h $(COMMON) $(HDRS) | $(OUTPUT)
@@ -107,6 +119,7 @@ install: all $(INSTALL_EXTRA)
 
 bench: all
 	$(Q)$(OUTPUT)/esa_bench
+	$(Q)$(OUTPUT)/esa_deliver_bench
 
 clean: $(CLEAN_EXTRA)
 	$(call msg,CLEAN,$(OUTPUT))

@@ -22,7 +22,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include <stdbool.h>
-#include <linux/esa.h>
+#include "esa_maps.h"
 #include "esa_bench.h"
 
 

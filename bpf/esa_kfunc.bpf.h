@@ -8,26 +8,39 @@
  * packet, admission is one kfunc call, the packet's fields in registers,
  * that fills the caller's struct esa_jinfo under RCU: no map lookup, no
  * reference taken, no shared write but the activity stamp (at most once a
- * millisecond).
+ * millisecond).  The time is the module's: the wrappers keep the map path's
+ * signatures and ignore their `now`.
  *
  * The registry is per network namespace and the kfuncs find it through the
  * packet's receiving device, so each takes the XDP context (the map path's
- * functions take it too, unused, so that both have one signature).
+ * functions take it too, unused, so that both have one signature).  The
+ * program's slots are not per namespace: esa_kf_ns binds the program to
+ * the namespace of its first packet (bpf_esa_bind()), and packets of any
+ * other namespace are dropped as of an unknown job before they touch a
+ * slot.  Every path to a slot passes esa_admit() (data) or esa_job_regs()
+ * (the PS's ack); the other kfunc calls come after one of them in the same
+ * packet.
  */
 #ifndef _ESA_KFUNC_BPF_H
 #define _ESA_KFUNC_BPF_H
 
+extern int bpf_esa_bind(struct xdp_md *ctx, struct esa_kf_bind *b) __ksym;
 extern int bpf_esa_admit(struct xdp_md *ctx, __u64 key, __be32 saddr,
-			 __u64 now, struct esa_kf_jinfo *ji) __ksym;
-extern int bpf_esa_owner_alive(struct xdp_md *ctx, __u32 job, __u32 gen,
-			       __u64 now) __ksym;
+			 struct esa_kf_jinfo *ji) __ksym;
+extern int bpf_esa_owner_alive(struct xdp_md *ctx, __u32 job,
+			       __u32 gen) __ksym;
 extern int bpf_esa_job(struct xdp_md *ctx, __u32 job,
 		       struct esa_kf_job *out) __ksym;
+
+/* The namespace this program serves, 0 until its first packet (.bss). */
+struct esa_kf_bind esa_kf_ns;
 
 /* bpf_esa_admit() fills struct esa_jinfo as the UAPI's esa_kf_jinfo. */
 _Static_assert(sizeof(struct esa_jinfo) == sizeof(struct esa_kf_jinfo) &&
 	       __builtin_offsetof(struct esa_jinfo, gen) ==
 	       __builtin_offsetof(struct esa_kf_jinfo, gen) &&
+	       __builtin_offsetof(struct esa_jinfo, reg) ==
+	       __builtin_offsetof(struct esa_kf_jinfo, reg) &&
 	       __builtin_offsetof(struct esa_jinfo, region_base) ==
 	       __builtin_offsetof(struct esa_kf_jinfo, region_base) &&
 	       __builtin_offsetof(struct esa_jinfo, region_size) ==
@@ -50,10 +63,12 @@ __esa_global int esa_admit(struct xdp_md *ctx, __u64 now, struct esa_jinfo *ji)
 
 	if (!ji || esa_parse(ctx, &p))
 		return ESA_C_DROP_TRUNC;
+	if (bpf_esa_bind(ctx, &esa_kf_ns))
+		return ESA_C_DROP_JOB;
 	job = bpf_ntohs(p.h->job);
 	err = bpf_esa_admit(ctx, ESA_KF_KEY(job, bpf_ntohs(p.h->rank), p.h->prio,
 					    p.udp->source),
-			    p.ip->saddr, now, (struct esa_kf_jinfo *)ji);
+			    p.ip->saddr, (struct esa_kf_jinfo *)ji);
 	if (err == ESA_C_EXPIRED) {
 		esa_count(job, ESA_C_EXPIRED);
 		err = 0;
@@ -65,7 +80,7 @@ __esa_global int esa_admit(struct xdp_md *ctx, __u64 now, struct esa_jinfo *ji)
 static __always_inline int esa_owner_alive(struct xdp_md *ctx, __u32 jid,
 					   __u32 gen, __u64 now)
 {
-	return bpf_esa_owner_alive(ctx, jid, gen, now);
+	return bpf_esa_owner_alive(ctx, jid, gen);
 }
 
 /* The PS of job jid; 0 when the job is gone. */
@@ -74,22 +89,44 @@ static __always_inline int esa_job_ps(struct xdp_md *ctx, __u32 jid,
 {
 	struct esa_kf_job j = {};
 
-	if (!bpf_esa_job(ctx, jid, &j))
+	if (bpf_esa_job(ctx, jid, &j) != 1)
 		return 0;
 	*ps = j.ps;
 	*nworkers = j.nworkers;
 	return 1;
 }
 
-/* Generation and switchml region of job jid; 0 when the job is gone. */
-static __always_inline int esa_job_regs(struct xdp_md *ctx, __u32 jid,
-					__u32 *gen, __u32 *base, __u32 *size)
+/*
+ * A leaf's spine for job jid.  esa.ko keeps no upstream yet (two levels
+ * are the maps' for now): this box is the top.
+ */
+static __always_inline int esa_job_up(struct xdp_md *ctx, __u32 jid,
+				      struct esa_addr *up, __u32 *nworkers)
 {
 	struct esa_kf_job j = {};
 
-	if (!bpf_esa_job(ctx, jid, &j))
+	if (bpf_esa_bind(ctx, &esa_kf_ns) || bpf_esa_job(ctx, jid, &j) != 1)
+		return 0;
+	up->ip = 0;
+	up->port = 0;
+	*nworkers = j.nworkers;
+	return 1;
+}
+
+/*
+ * Generation, registration and region of job jid; 0 when the job is gone,
+ * or when the packet is of another namespace than the program's.
+ */
+static __always_inline int esa_job_regs(struct xdp_md *ctx, __u32 jid,
+					__u32 *gen, __u32 *reg, __u32 *base,
+					__u32 *size)
+{
+	struct esa_kf_job j = {};
+
+	if (bpf_esa_bind(ctx, &esa_kf_ns) || bpf_esa_job(ctx, jid, &j) != 1)
 		return 0;
 	*gen = j.gen;
+	*reg = j.reg;
 	*base = j.region_base;
 	*size = j.region_size;
 	return 1;

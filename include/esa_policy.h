@@ -9,7 +9,7 @@
 #define _ESA_POLICY_H
 
 #include <linux/types.h>
-#include <linux/esa.h>
+#include "esa_maps.h"
 
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
@@ -139,20 +139,27 @@ static __always_inline __u32 esa_tomb_index(__u32 jid, __u32 seq)
 	return jid * ESA_TOMB_RING + (seq & (ESA_TOMB_RING - 1));
 }
 
+/* The word a tombstone of (generation gen, chunk seq) of this kind holds. */
+static __always_inline __u64 esa_tomb_word(__u32 gen, __u32 seq, __u8 kind)
+{
+	return (__u64)seq << 32 | (__u64)(gen & ESA_TOMB_GEN) << 2 | (kind & 3);
+}
+
 /* The tombstone of (generation gen, chunk seq) in t, or ESA_TOMB_NONE. */
 static __always_inline __u8 esa_tomb_kind(const struct esa_tomb *t, __u32 gen,
 					  __u32 seq)
 {
-	return t->kind != ESA_TOMB_NONE && t->gen == gen && t->seq == seq ?
-	       t->kind : ESA_TOMB_NONE;
+	__u64 w = *(const volatile __u64 *)&t->word;	/* once, whole */
+	__u8 kind = w & 3;
+
+	return kind != ESA_TOMB_NONE && w == esa_tomb_word(gen, seq, kind) ?
+	       kind : ESA_TOMB_NONE;
 }
 
 static __always_inline void esa_tomb_set(struct esa_tomb *t, __u32 gen,
 					 __u32 seq, __u8 kind)
 {
-	t->seq = seq;
-	t->gen = gen;
-	t->kind = kind;
+	*(volatile __u64 *)&t->word = esa_tomb_word(gen, seq, kind);
 }
 
 /* Who holds the slot, relative to the packet's key (job, gen, seq). */
@@ -179,18 +186,22 @@ enum esa_action {
 	__ESA_A_MAX,
 };
 
-/* A chunk's first packet takes slot s (the caller holds its lock). */
+/*
+ * A chunk's first packet takes slot s (the caller holds its lock): its
+ * ranks rset, its flags (ESA_SLOT_F_*).
+ */
 static __always_inline void esa_slot_take(struct esa_slot *s, __u32 jid,
 					  __u32 gen, __u32 seq, __u8 prio,
-					  __u64 rbit, __u64 now)
+					  __u64 rset, __u16 flags, __u64 now)
 {
 	s->state = ESA_SLOT_BUSY;
 	s->job = jid;
 	s->gen = gen;
 	s->seq = seq;
 	s->prio = prio;
-	s->bitmap = rbit;
+	s->bitmap = rset;
 	s->nranks = 1;
+	s->flags = flags;
 	s->stamp_ns = now;
 }
 
@@ -206,6 +217,9 @@ struct esa_view {
 	__u8	rank_in;	/* SELF: the packet's rank is already in */
 	__u8	completes;	/* SELF: adding the packet completes the sum */
 	__u8	stale;		/* LIVE: owner idle past the ageing limit */
+	__u8	up;		/* a leaf's (two levels): its sums go up, so
+				 * it holds none (atp holds at the top)
+				 */
 };
 
 static __always_inline enum esa_action esa_decide(const struct esa_view *v)
@@ -216,8 +230,8 @@ static __always_inline enum esa_action esa_decide(const struct esa_view *v)
 		if (v->rank_in)
 			return v->resend ? ESA_A_FLUSH : ESA_A_DUPLICATE;
 		if (v->completes)
-			return v->policy == ESA_POLICY_ATP ? ESA_A_HOLD :
-							     ESA_A_COMPLETE;
+			return v->policy == ESA_POLICY_ATP && !v->up ?
+			       ESA_A_HOLD : ESA_A_COMPLETE;
 		return v->resend ? ESA_A_FLUSH : ESA_A_ADD;
 	}
 	/* The chunk was here before and left: never restart it in the switch. */
@@ -240,6 +254,45 @@ static __always_inline enum esa_action esa_decide(const struct esa_view *v)
 	if (v->stale)
 		return ESA_A_AGE;
 	return ESA_A_COLLIDE;
+}
+
+/*
+ * A packet that alone has every rank this box sums (a job of one rank, or
+ * a leaf with one rank of its job) aggregates nothing: it is the box's sum
+ * at once, with no slot (a slot it claimed could never complete, and
+ * preempting one for it would gain nothing).
+ */
+static __always_inline int esa_solo(__u64 rset, __u64 mask)
+{
+	return rset == mask;
+}
+
+/* The lowest rank of a non-empty rank set (a leaf's member at its spine). */
+static __always_inline __u32 esa_lowest_rank(__u64 m)
+{
+	__u32 r = 0;
+
+	if (!(m & 0xffffffffULL)) {
+		r += 32;
+		m >>= 32;
+	}
+	if (!(m & 0xffff)) {
+		r += 16;
+		m >>= 16;
+	}
+	if (!(m & 0xff)) {
+		r += 8;
+		m >>= 8;
+	}
+	if (!(m & 0xf)) {
+		r += 4;
+		m >>= 4;
+	}
+	if (!(m & 0x3)) {
+		r += 2;
+		m >>= 2;
+	}
+	return r + !(m & 0x1);
 }
 
 /* Bitmap of a job with n ranks. */

@@ -6,11 +6,14 @@
 #
 # XDP programs can call esa.ko's kfuncs only if the module has BTF, and
 # Kbuild generates it only with KDIR/vmlinux and resolve_btfids.  Debian
-# 12's 6.12 headers have both.  Its 6.1 headers have neither; then, when
-# building for the running kernel, this uses the kernel's own BTF
-# (/sys/kernel/btf/vmlinux, which serves as well as vmlinux) in a private
-# copy of KDIR, and a resolve_btfids from $RESOLVE_BTFIDS, from PATH, or
-# built from /usr/src/linux-source-X.Y.tar.xz (apt install linux-source-6.1).
+# 12's 6.12 headers have both.  Its 6.1 headers have neither; then this
+# puts a vmlinux in a private copy of KDIR: for the running kernel, its own
+# BTF (/sys/kernel/btf/vmlinux, which serves as well as vmlinux); for
+# another (DKMS after a kernel upgrade: the new kernel is installed, the
+# old one runs), the vmlinux inside its image, $ESA_BOOT_DIR/vmlinuz-KVER
+# (default /boot).  resolve_btfids comes from $RESOLVE_BTFIDS, from PATH,
+# or is built from /usr/src/linux-source-X.Y.tar.xz (apt install
+# linux-source-6.1).
 set -eu
 
 kdir=${1:?usage: build.sh KDIR [KVER]}
@@ -21,10 +24,8 @@ die() { echo "esa build: $*" >&2; exit 1; }
 
 [ -e "$kdir/Makefile" ] || die "no kernel build tree at $kdir"
 
-if [ -e "$kdir/vmlinux" ]; then
-	build=$kdir
-elif [ "$kver" = "$(uname -r)" ] && [ -r /sys/kernel/btf/vmlinux ]; then
-	# A copy of the (small) headers tree, its relative links made absolute.
+# A copy of the (small) headers tree, its relative links made absolute.
+copy_kdir() {
 	rm -rf "$work"
 	mkdir -p "$(dirname "$work")"
 	cp -a "$kdir" "$work"
@@ -32,10 +33,23 @@ elif [ "$kver" = "$(uname -r)" ] && [ -r /sys/kernel/btf/vmlinux ]; then
 		[ -L "$l" ] || continue
 		ln -sfn "$(readlink -f "$kdir/$(basename "$l")")" "$l"
 	done
+}
+
+image=${ESA_BOOT_DIR:-/boot}/vmlinuz-$kver
+if [ -e "$kdir/vmlinux" ]; then
+	build=$kdir
+elif [ "$kver" = "$(uname -r)" ] && [ -r /sys/kernel/btf/vmlinux ]; then
+	copy_kdir
 	ln -sfn /sys/kernel/btf/vmlinux "$work/vmlinux"
 	build=$work
+elif [ -r "$image" ]; then
+	echo "esa build: $kver is not running: vmlinux from $image" >&2
+	copy_kdir
+	"$top/kmod/extract-vmlinux.sh" "$image" "$work/vmlinux" ||
+		die "no vmlinux with BTF in $image"
+	build=$work
 else
-	die "$kdir has no vmlinux, needed for module BTF: build on a machine running $kver"
+	die "$kdir has no vmlinux, needed for module BTF, and there is no $image to take it from"
 fi
 
 rbtf=${RESOLVE_BTFIDS:-}

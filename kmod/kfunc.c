@@ -9,6 +9,11 @@
  * namespace, the receiving device's.  A program that calls them holds a
  * reference on this module (taken by the verifier through the module's
  * BTF), so none can run once the module has begun to go away.
+ *
+ * Pointer arguments are checked for NULL although the kfuncs are
+ * registered KF_TRUSTED_ARGS: 6.12's verifier then refuses a NULL, 6.1's
+ * does not for memory arguments.  The time is read here, never taken from
+ * the program.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -19,11 +24,55 @@
 #include "kfunc.h"
 #include "registry.h"
 
+static struct net_device *esa_kf_dev(const struct xdp_md *ctx)
+{
+	return ((const struct xdp_buff *)ctx)->rxq->dev;
+}
+
 static struct esa_net *esa_kf_net(const struct xdp_md *ctx)
 {
-	const struct xdp_buff *xdp = (const struct xdp_buff *)ctx;
+	return esa_net_rcu(dev_net(esa_kf_dev(ctx)));
+}
 
-	return esa_net_rcu(dev_net(xdp->rxq->dev));
+/* A packet of net reached a program that serves the namespace cookie. */
+static void esa_kf_foreign(const struct xdp_md *ctx, struct net *net,
+			   u64 cookie)
+{
+	atomic64_inc(&esa_net_rcu(net)->totals[ESA_CTR_FOREIGN]);
+	pr_warn_ratelimited("packet on %s (netns cookie %llu) refused: its XDP program serves netns cookie %llu, and jobs are per network namespace: load one program per namespace\n",
+			    esa_kf_dev(ctx)->name, net->net_cookie, cookie);
+}
+
+/**
+ * bpf_esa_bind - bind the calling program to its packets' namespace
+ * @ctx: the XDP context of the packet
+ * @b: the program's binding, zero when the program is loaded
+ *
+ * The first packet binds *@b to its namespace; packets of other
+ * namespaces are refused from then on, counted (ESA_CTR_A_FOREIGN) and
+ * logged (ratelimited).
+ *
+ * Return: 0 for a packet of the program's namespace, -EXDEV for one of
+ * another, -EINVAL if @b is NULL or not aligned to 8 bytes.
+ */
+__bpf_kfunc int bpf_esa_bind(struct xdp_md *ctx, struct esa_kf_bind *b)
+{
+	struct net *net = dev_net(esa_kf_dev(ctx));
+	u64 cookie;
+
+	/* Aligned: a cmpxchg across cache lines is a split lock. */
+	if (unlikely(!b || !IS_ALIGNED((unsigned long)b, sizeof(u64))))
+		return -EINVAL;
+	cookie = READ_ONCE(b->netns_cookie);
+	if (likely(cookie == net->net_cookie))
+		return 0;
+	if (!cookie) {
+		cookie = cmpxchg64(&b->netns_cookie, 0, net->net_cookie);
+		if (!cookie || cookie == net->net_cookie)
+			return 0;
+	}
+	esa_kf_foreign(ctx, net, cookie);
+	return -EXDEV;
 }
 
 /**
@@ -31,21 +80,25 @@ static struct esa_net *esa_kf_net(const struct xdp_md *ctx)
  * @ctx: the XDP context of the packet
  * @key: the packet's job, rank, priority and UDP source port: ESA_KF_KEY()
  * @saddr: its IPv4 source address
- * @now: bpf_ktime_get_coarse_ns()
- * @ji: filled with the job's generation, region and worker count
+ * @ji: filled with the job's generation, registration, region and worker
+ *	count
  *
  * Return: 0; ESA_C_EXPIRED if admitted as the job's first packet after its
- * lease ran out; or the ESA_C_DROP_* counter of the reason for a drop.
+ * lease ran out; the ESA_C_DROP_* counter of the reason for a drop; or
+ * -EINVAL if @ji is NULL.
  */
 __bpf_kfunc int bpf_esa_admit(struct xdp_md *ctx, u64 key, __be32 saddr,
-			      u64 now, struct esa_kf_jinfo *ji)
+			      struct esa_kf_jinfo *ji)
 {
 	u32 rank = (u16)(key >> 16);
 	__be16 sport = (__force __be16)(u16)(key >> 48);
 	const struct esa_addr *r;
 	struct esa_kjob *j;
 	int ret;
+	u32 gen;
 
+	if (unlikely(!ji))
+		return -EINVAL;
 	j = esa_job_rcu(esa_kf_net(ctx), (u16)key);
 	if (!j)
 		return ESA_C_DROP_JOB;
@@ -56,7 +109,11 @@ __bpf_kfunc int bpf_esa_admit(struct xdp_md *ctx, u64 key, __be32 saddr,
 	r = &j->rank[rank];
 	if (r->ip != saddr || (r->port && r->port != sport))
 		return ESA_C_DROP_SPOOF;
-	ret = esa_job_activity(j, now, &ji->gen);
+	ret = esa_job_activity(j, &gen);
+	if (ret == ESA_C_DROP_JOB)
+		return ret;
+	ji->gen = gen;
+	ji->reg = j->reg;
 	ji->region_base = j->region_base;
 	ji->region_size = j->region_size;
 	ji->nworkers = j->nworkers;
@@ -68,35 +125,38 @@ __bpf_kfunc int bpf_esa_admit(struct xdp_md *ctx, u64 key, __be32 saddr,
  * @ctx: the XDP context of the packet
  * @job: job id
  * @gen: generation stamped in the slot
- * @now: bpf_ktime_get_coarse_ns()
  *
  * Return: 1 while the job is registered in generation @gen and within its
  * lease, else 0.
  */
-__bpf_kfunc int bpf_esa_owner_alive(struct xdp_md *ctx, u32 job, u32 gen,
-				    u64 now)
+__bpf_kfunc int bpf_esa_owner_alive(struct xdp_md *ctx, u32 job, u32 gen)
 {
 	struct esa_kjob *j = esa_job_rcu(esa_kf_net(ctx), job);
 
-	return j && esa_job_alive(j, gen, now);
+	return j && esa_job_alive(j, gen);
 }
 
 /**
  * bpf_esa_job - snapshot of a registered job
  * @ctx: the XDP context of the packet
  * @job: job id
- * @out: filled with the job's generation, region, worker count and PS
+ * @out: filled with the job's generation, registration, region, worker
+ *	 count and PS
  *
- * Return: 1, or 0 when no job @job is registered.
+ * Return: 1, 0 when no job @job is registered, or -EINVAL if @out is NULL.
  */
 __bpf_kfunc int bpf_esa_job(struct xdp_md *ctx, u32 job,
 			    struct esa_kf_job *out)
 {
-	struct esa_kjob *j = esa_job_rcu(esa_kf_net(ctx), job);
+	struct esa_kjob *j;
 
+	if (unlikely(!out))
+		return -EINVAL;
+	j = esa_job_rcu(esa_kf_net(ctx), job);
 	if (!j)
 		return 0;
 	out->gen = READ_ONCE(j->gen);
+	out->reg = j->reg;
 	out->region_base = j->region_base;
 	out->region_size = j->region_size;
 	out->nworkers = j->nworkers;
@@ -105,9 +165,10 @@ __bpf_kfunc int bpf_esa_job(struct xdp_md *ctx, u32 job,
 }
 
 BTF_KFUNCS_START(esa_kfunc_ids)
-BTF_ID_FLAGS(func, bpf_esa_admit)
-BTF_ID_FLAGS(func, bpf_esa_owner_alive)
-BTF_ID_FLAGS(func, bpf_esa_job)
+BTF_ID_FLAGS(func, bpf_esa_bind, KF_TRUSTED_ARGS)
+BTF_ID_FLAGS(func, bpf_esa_admit, KF_TRUSTED_ARGS)
+BTF_ID_FLAGS(func, bpf_esa_owner_alive, KF_TRUSTED_ARGS)
+BTF_ID_FLAGS(func, bpf_esa_job, KF_TRUSTED_ARGS)
 BTF_KFUNCS_END(esa_kfunc_ids)
 
 static const struct btf_kfunc_id_set esa_kfunc_set = {

@@ -2,7 +2,8 @@
 /*
  * netlink.c - the generic netlink family "esa": job administration,
  * counters and events.  The API is documented attribute by attribute in
- * include/uapi/linux/esa.h and specified in kmod/esa.yaml.
+ * include/uapi/linux/esa.h and specified in kmod/esa.yaml, from which the
+ * attribute policies and the operations table (genl.c) are generated.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -11,33 +12,8 @@
 #include <net/genetlink.h>
 #include <net/sock.h>
 #include "compat.h"
+#include "genl.h"
 #include "netlink.h"
-
-static const struct nla_policy esa_addr_policy[ESA_ADDR_A_MAX + 1] = {
-	[ESA_ADDR_A_IPV4]	= { .type = NLA_BE32 },
-	[ESA_ADDR_A_PORT]	= { .type = NLA_BE16 },
-};
-
-static struct netlink_range_validation esa_lease_range = {
-	.max = ESA_LEASE_MS_MAX,
-};
-
-/* ADD, and SET (which refuses all but the priority with a clear reason). */
-static const struct nla_policy esa_job_policy[ESA_JOB_A_MAX + 1] = {
-	[ESA_JOB_A_ID]		= { .type = NLA_U32 },
-	[ESA_JOB_A_WORKERS]	= NLA_POLICY_NESTED_ARRAY(esa_addr_policy),
-	[ESA_JOB_A_PS]		= NLA_POLICY_NESTED(esa_addr_policy),
-	[ESA_JOB_A_MAX_PRIO]	= { .type = NLA_U8 },
-	[ESA_JOB_A_LEASE_MS]	= NLA_POLICY_FULL_RANGE(NLA_U32,
-						      &esa_lease_range),
-	[ESA_JOB_A_REGION_BASE]	= { .type = NLA_U32 },
-	[ESA_JOB_A_REGION_SIZE]	= { .type = NLA_U32 },
-};
-
-/* DEL, GET, CTR_GET. */
-static const struct nla_policy esa_id_policy[ESA_JOB_A_MAX + 1] = {
-	[ESA_JOB_A_ID]		= { .type = NLA_U32 },
-};
 
 static struct genl_family esa_family;
 
@@ -65,7 +41,7 @@ static int esa_nl_parse_addr(const struct nlattr *nest, struct esa_addr *a,
 	struct nlattr *tb[ESA_ADDR_A_MAX + 1];
 	int err;
 
-	err = nla_parse_nested(tb, ESA_ADDR_A_MAX, nest, esa_addr_policy,
+	err = nla_parse_nested(tb, ESA_ADDR_A_MAX, nest, esa_addr_nl_policy,
 			       extack);
 	if (err)
 		return err;
@@ -89,30 +65,34 @@ static int esa_nl_parse_addr(const struct nlattr *nest, struct esa_addr *a,
 	return 0;
 }
 
-static int esa_nl_parse_workers(const struct nlattr *nest,
-				struct esa_job_cfg *cfg,
-				struct netlink_ext_ack *extack)
+static bool esa_addr_eq(const struct esa_addr *a, const struct esa_addr *b)
 {
+	return a->ip == b->ip && a->port == b->port;
+}
+
+/* The ESA_JOB_A_WORKERS attributes, one per rank, in rank order. */
+static int esa_nl_parse_workers(struct genl_info *info,
+				struct esa_job_cfg *cfg)
+{
+	struct netlink_ext_ack *extack = info->extack;
 	const struct nlattr *e;
 	int rem, err, n = 0, i;
 
-	nla_for_each_nested(e, nest, rem) {
+	if (GENL_REQ_ATTR_CHECK(info, ESA_JOB_A_WORKERS))
+		return -EINVAL;
+	nla_for_each_attr(e, genlmsg_data(info->genlhdr),
+			  genlmsg_len(info->genlhdr), rem) {
+		if (nla_type(e) != ESA_JOB_A_WORKERS)
+			continue;
 		if (n == ESA_MAX_WORKERS) {
-			NL_SET_ERR_MSG_ATTR(extack, nest,
-					    "more than 64 workers");
+			NL_SET_ERR_MSG_ATTR(extack, e, "more than 64 workers");
 			return -ERANGE;
-		}
-		if (nla_type(e) != n) {
-			NL_SET_ERR_MSG_ATTR(extack, e,
-					    "worker entries must be in rank order, each of type rank");
-			return -EINVAL;
 		}
 		err = esa_nl_parse_addr(e, &cfg->rank[n], false, extack);
 		if (err)
 			return err;
 		for (i = 0; i < n; i++) {
-			if (cfg->rank[i].ip == cfg->rank[n].ip &&
-			    cfg->rank[i].port == cfg->rank[n].port) {
+			if (esa_addr_eq(&cfg->rank[i], &cfg->rank[n])) {
 				NL_SET_ERR_MSG_ATTR(extack, e,
 						    "two ranks with one address and port");
 				return -EINVAL;
@@ -120,11 +100,25 @@ static int esa_nl_parse_workers(const struct nlattr *nest,
 		}
 		n++;
 	}
-	if (!n) {
-		NL_SET_ERR_MSG_ATTR(extack, nest, "a job needs a worker");
+	cfg->nworkers = n;
+	return 0;
+}
+
+static int esa_nl_parse_lease(struct genl_info *info, u32 *lease_ms)
+{
+	struct nlattr *a = info->attrs[ESA_JOB_A_LEASE_MS];
+
+	*lease_ms = a ? nla_get_u32(a) : 0;
+	if (*lease_ms && *lease_ms < ESA_LEASE_MS_MIN) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a,
+				    "lease shorter than 100 ms (0: never)");
 		return -ERANGE;
 	}
-	cfg->nworkers = n;
+	if (*lease_ms > ESA_LEASE_MS_MAX) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a,
+				    "lease longer than one hour (3600000 ms)");
+		return -ERANGE;
+	}
 	return 0;
 }
 
@@ -138,19 +132,19 @@ static int esa_nl_parse_job(struct genl_info *info, struct esa_job_cfg *cfg)
 	err = esa_nl_job_id(info, &cfg->id);
 	if (err)
 		return err;
-	if (GENL_REQ_ATTR_CHECK(info, ESA_JOB_A_WORKERS) ||
-	    GENL_REQ_ATTR_CHECK(info, ESA_JOB_A_PS))
-		return -EINVAL;
-	err = esa_nl_parse_workers(tb[ESA_JOB_A_WORKERS], cfg, extack);
+	err = esa_nl_parse_workers(info, cfg);
 	if (err)
 		return err;
+	if (GENL_REQ_ATTR_CHECK(info, ESA_JOB_A_PS))
+		return -EINVAL;
 	err = esa_nl_parse_addr(tb[ESA_JOB_A_PS], &cfg->ps, true, extack);
+	if (err)
+		return err;
+	err = esa_nl_parse_lease(info, &cfg->lease_ms);
 	if (err)
 		return err;
 	if (tb[ESA_JOB_A_MAX_PRIO])
 		cfg->max_prio = nla_get_u8(tb[ESA_JOB_A_MAX_PRIO]);
-	if (tb[ESA_JOB_A_LEASE_MS])
-		cfg->lease_ms = nla_get_u32(tb[ESA_JOB_A_LEASE_MS]);
 	if (tb[ESA_JOB_A_REGION_BASE])
 		cfg->region_base = nla_get_u32(tb[ESA_JOB_A_REGION_BASE]);
 	if (tb[ESA_JOB_A_REGION_SIZE])
@@ -164,7 +158,7 @@ static int esa_nl_parse_job(struct genl_info *info, struct esa_job_cfg *cfg)
 	return 0;
 }
 
-static int esa_nl_job_add(struct sk_buff *skb, struct genl_info *info)
+int esa_nl_job_add_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct esa_net *en = esa_net(genl_info_net(info));
 	struct esa_job_cfg *cfg;
@@ -177,20 +171,20 @@ static int esa_nl_job_add(struct sk_buff *skb, struct genl_info *info)
 	if (err)
 		goto out;
 	mutex_lock(&en->lock);
-	if (esa_job_locked(en, cfg->id)) {
+	err = esa_job_add(en, cfg);
+	mutex_unlock(&en->lock);
+	if (err == -EEXIST)
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[ESA_JOB_A_ID],
 				    "job id in use");
-		err = -EEXIST;
-	} else {
-		err = esa_job_add(en, cfg);
-	}
-	mutex_unlock(&en->lock);
+	else if (err == -ENOMEM)
+		NL_SET_ERR_MSG(info->extack,
+			       "out of memory for the job (the memory cgroup of the caller is charged)");
 out:
 	kfree(cfg);
 	return err;
 }
 
-static int esa_nl_job_del(struct sk_buff *skb, struct genl_info *info)
+int esa_nl_job_del_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct esa_net *en = esa_net(genl_info_net(info));
 	u32 id;
@@ -208,7 +202,7 @@ static int esa_nl_job_del(struct sk_buff *skb, struct genl_info *info)
 	return err;
 }
 
-static int esa_nl_job_set(struct sk_buff *skb, struct genl_info *info)
+int esa_nl_job_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct esa_net *en = esa_net(genl_info_net(info));
 	struct esa_kjob *j;
@@ -220,7 +214,8 @@ static int esa_nl_job_set(struct sk_buff *skb, struct genl_info *info)
 		return err;
 	if (GENL_REQ_ATTR_CHECK(info, ESA_JOB_A_MAX_PRIO))
 		return -EINVAL;
-	for (i = 1; i <= ESA_JOB_A_MAX; i++) {
+	/* info->attrs has room for the attributes of this op's policy only. */
+	for (i = 1; i < ARRAY_SIZE(esa_job_set_nl_policy); i++) {
 		if (info->attrs[i] && i != ESA_JOB_A_ID &&
 		    i != ESA_JOB_A_MAX_PRIO) {
 			NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[i],
@@ -231,8 +226,8 @@ static int esa_nl_job_set(struct sk_buff *skb, struct genl_info *info)
 	mutex_lock(&en->lock);
 	j = esa_job_locked(en, id);
 	if (j)
-		WRITE_ONCE(j->max_prio,
-			   nla_get_u8(info->attrs[ESA_JOB_A_MAX_PRIO]));
+		esa_job_set_prio(en, j,
+				 nla_get_u8(info->attrs[ESA_JOB_A_MAX_PRIO]));
 	mutex_unlock(&en->lock);
 	if (!j) {
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[ESA_JOB_A_ID],
@@ -257,13 +252,13 @@ static int esa_nl_put_addr(struct sk_buff *skb, int type,
 static int esa_nl_put_job(struct sk_buff *skb, const struct esa_kjob *j)
 {
 	s64 idle = ktime_get_coarse_ns() - READ_ONCE(j->last_active_ns);
-	struct nlattr *nest;
 	int r;
 
 	/* A packet's stamp may be a little ahead of this clock read. */
 	idle = idle > 0 ? div_u64(idle, NSEC_PER_MSEC) : 0;
 	if (nla_put_u32(skb, ESA_JOB_A_ID, j->id) ||
 	    nla_put_u32(skb, ESA_JOB_A_GEN, READ_ONCE(j->gen)) ||
+	    nla_put_u32(skb, ESA_JOB_A_REG, j->reg) ||
 	    nla_put_u8(skb, ESA_JOB_A_MAX_PRIO, READ_ONCE(j->max_prio)) ||
 	    nla_put_u32(skb, ESA_JOB_A_LEASE_MS, j->lease_ms) ||
 	    nla_put_u32(skb, ESA_JOB_A_REGION_BASE, j->region_base) ||
@@ -272,13 +267,9 @@ static int esa_nl_put_job(struct sk_buff *skb, const struct esa_kjob *j)
 	    (READ_ONCE(j->expired) && nla_put_flag(skb, ESA_JOB_A_EXPIRED)) ||
 	    esa_nl_put_addr(skb, ESA_JOB_A_PS, &j->ps))
 		return -EMSGSIZE;
-	nest = nla_nest_start(skb, ESA_JOB_A_WORKERS);
-	if (!nest)
-		return -EMSGSIZE;
 	for (r = 0; r < j->nworkers; r++)
-		if (esa_nl_put_addr(skb, r, &j->rank[r]))
+		if (esa_nl_put_addr(skb, ESA_JOB_A_WORKERS, &j->rank[r]))
 			return -EMSGSIZE;
-	nla_nest_end(skb, nest);
 	return 0;
 }
 
@@ -287,17 +278,21 @@ static size_t esa_nl_job_size(const struct esa_kjob *j)
 {
 	size_t addr = nla_total_size(nla_total_size(4) + nla_total_size(2));
 
-	return nla_total_size(4) * 7 + nla_total_size(1) + nla_total_size(0) +
-	       addr + nla_total_size(j->nworkers * addr);
+	return nla_total_size(4) * 8 + nla_total_size(1) + nla_total_size(0) +
+	       addr * (1 + j->nworkers);
 }
 
+/* One job message; in a dump (cb), flagged if the registry changed. */
 static int esa_nl_fill_job(struct sk_buff *skb, const struct esa_kjob *j,
-			   u32 portid, u32 seq, int flags, u8 cmd)
+			   u32 portid, u32 seq, int flags, u8 cmd,
+			   struct netlink_callback *cb)
 {
 	void *hdr = genlmsg_put(skb, portid, seq, &esa_family, flags, cmd);
 
 	if (!hdr)
 		return -EMSGSIZE;
+	if (cb)
+		genl_dump_check_consistent(cb, hdr);
 	if (esa_nl_put_job(skb, j)) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
@@ -306,7 +301,7 @@ static int esa_nl_fill_job(struct sk_buff *skb, const struct esa_kjob *j,
 	return 0;
 }
 
-static int esa_nl_job_get(struct sk_buff *skb, struct genl_info *info)
+int esa_nl_job_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct esa_net *en = esa_net(genl_info_net(info));
 	struct sk_buff *msg = NULL;
@@ -327,7 +322,7 @@ static int esa_nl_job_get(struct sk_buff *skb, struct genl_info *info)
 	}
 	msg = genlmsg_new(esa_nl_job_size(j), GFP_KERNEL);
 	err = msg ? esa_nl_fill_job(msg, j, info->snd_portid, info->snd_seq,
-				    0, ESA_CMD_JOB_GET) : -ENOMEM;
+				    0, ESA_CMD_JOB_GET, NULL) : -ENOMEM;
 out:
 	mutex_unlock(&en->lock);
 	if (err) {
@@ -337,21 +332,35 @@ out:
 	return genlmsg_reply(msg, info);
 }
 
-static int esa_nl_job_dump(struct sk_buff *skb, struct netlink_callback *cb)
+/*
+ * One part of a dump, from job id cb->args[0] on.  The registry's change
+ * sequence goes into cb->seq, so that the parts after an add, delete or
+ * set carry NLM_F_DUMP_INTR (genl_dump_check_consistent()).
+ */
+int esa_nl_job_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct esa_net *en = esa_net(sock_net(skb->sk));
 	struct esa_kjob *j;
 	int err = 0;
 	u32 id;
 
+	if (!cb->args[1]) {
+		/* The id of a GET is in the policy, but a dump takes none. */
+		if (nlmsg_attrlen(cb->nlh, GENL_HDRLEN)) {
+			NL_SET_ERR_MSG(cb->extack, "a dump takes no attributes");
+			return -EINVAL;
+		}
+		cb->args[1] = 1;
+	}
 	mutex_lock(&en->lock);
+	cb->seq = en->dump_seq;
 	for (id = cb->args[0]; id < esa_max_jobs; id++) {
 		j = esa_job_locked(en, id);
 		if (!j)
 			continue;
 		err = esa_nl_fill_job(skb, j, NETLINK_CB(cb->skb).portid,
 				      cb->nlh->nlmsg_seq, NLM_F_MULTI,
-				      ESA_CMD_JOB_GET);
+				      ESA_CMD_JOB_GET, cb);
 		if (err)
 			break;
 	}
@@ -362,22 +371,39 @@ static int esa_nl_job_dump(struct sk_buff *skb, struct netlink_callback *cb)
 }
 
 static int esa_nl_put_ctrs(struct sk_buff *skb, int type,
-			   const struct esa_ctrs *c)
+			   const atomic64_t *c, int n)
 {
 	struct nlattr *nest = nla_nest_start(skb, type);
 	int i;
 
 	if (!nest)
 		return -EMSGSIZE;
-	for (i = 0; i < ESA_CTR_NUM; i++)
+	for (i = 0; i < n; i++)
 		if (nla_put_u64_64bit(skb, ESA_CTR_A_ADDS + i,
-				      atomic64_read(&c->c[i]), ESA_CTR_A_PAD))
+				      atomic64_read(&c[i]), ESA_CTR_A_PAD))
 			return -EMSGSIZE;
 	nla_nest_end(skb, nest);
 	return 0;
 }
 
-static int esa_nl_ctr_get(struct sk_buff *skb, struct genl_info *info)
+/* Counters of an id: those of its registry, zero before there is one. */
+static int esa_nl_put_id_ctrs(struct sk_buff *skb, struct esa_net *en,
+			      u32 id)
+{
+	static const atomic64_t zero[ESA_CTR_ID_NUM];
+	struct esa_reg *reg;
+	int err;
+
+	mutex_lock(&en->lock);
+	reg = esa_reg_locked(en);
+	err = nla_put_u32(skb, ESA_JOB_A_ID, id) ?:
+	      esa_nl_put_ctrs(skb, ESA_JOB_A_COUNTERS,
+			      reg ? reg->ids[id].ctrs : zero, ESA_CTR_ID_NUM);
+	mutex_unlock(&en->lock);
+	return err;
+}
+
+int esa_nl_ctr_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct esa_net *en = esa_net(genl_info_net(info));
 	bool one = info->attrs[ESA_JOB_A_ID];
@@ -396,10 +422,8 @@ static int esa_nl_ctr_get(struct sk_buff *skb, struct genl_info *info)
 		return -ENOMEM;
 	hdr = genlmsg_put_reply(msg, info, &esa_family, 0, ESA_CMD_CTR_GET);
 	if (!hdr ||
-	    esa_nl_put_ctrs(msg, ESA_JOB_A_TOTALS, &en->totals) ||
-	    (one && (nla_put_u32(msg, ESA_JOB_A_ID, id) ||
-		     esa_nl_put_ctrs(msg, ESA_JOB_A_COUNTERS,
-				     &en->ids[id].ctrs)))) {
+	    esa_nl_put_ctrs(msg, ESA_JOB_A_TOTALS, en->totals, ESA_CTR_NUM) ||
+	    (one && esa_nl_put_id_ctrs(msg, en, id))) {
 		nlmsg_free(msg);
 		return -EMSGSIZE;
 	}
@@ -407,97 +431,73 @@ static int esa_nl_ctr_get(struct sk_buff *skb, struct genl_info *info)
 	return genlmsg_reply(msg, info);
 }
 
-/* Multicast msg to en's namespace, or drop it if nobody listens. */
+/*
+ * Multicast msg to en's namespace, or drop it if nobody listens.  A
+ * listener that misses an event for want of memory is told (ENOBUFS).
+ * Atomic: inside the RCU section that esa_genl_exit() waits for, the
+ * broadcast must not sleep (with GFP_KERNEL it yields to congested
+ * listeners).
+ */
 static void esa_nl_multicast(struct esa_net *en, struct sk_buff *msg)
 {
 	rcu_read_lock();
-	if (READ_ONCE(esa_genl_live) &&
-	    genl_has_listeners(&esa_family, en->net, 0))
+	if (!READ_ONCE(esa_genl_live) ||
+	    !genl_has_listeners(&esa_family, en->net, 0))
+		nlmsg_free(msg);
+	else if (!msg)
+		genl_set_err(&esa_family, en->net, 0, 0, -ENOBUFS);
+	else
 		genlmsg_multicast_netns(&esa_family, en->net, msg, 0, 0,
 					GFP_ATOMIC);
-	else
-		nlmsg_free(msg);
 	rcu_read_unlock();
 }
 
-void esa_notify_job(struct esa_net *en, const struct esa_kjob *j)
+void esa_notify_job(struct esa_net *en, const struct esa_kjob *j, u8 cmd,
+		    gfp_t gfp)
 {
-	struct sk_buff *msg = genlmsg_new(esa_nl_job_size(j), GFP_KERNEL);
+	struct sk_buff *msg = genlmsg_new(esa_nl_job_size(j), gfp);
 
-	if (!msg)
-		return;
-	if (esa_nl_fill_job(msg, j, 0, 0, 0, ESA_CMD_JOB_ADDED)) {
+	if (msg && esa_nl_fill_job(msg, j, 0, 0, 0, cmd, NULL)) {
 		nlmsg_free(msg);
-		return;
+		msg = NULL;
 	}
 	esa_nl_multicast(en, msg);
 }
 
+/* From any context, under the job's lock: atomic allocations. */
 void esa_notify(struct esa_net *en, u8 cmd, u32 id, u32 gen)
 {
 	struct sk_buff *msg;
 	void *hdr;
 
-	msg = genlmsg_new(nla_total_size(4) * 2, GFP_KERNEL);
-	if (!msg)
-		return;
-	hdr = genlmsg_put(msg, 0, 0, &esa_family, 0, cmd);
+	msg = genlmsg_new(nla_total_size(4) * 2, GFP_ATOMIC);
+	hdr = msg ? genlmsg_put(msg, 0, 0, &esa_family, 0, cmd) : NULL;
 	if (!hdr || nla_put_u32(msg, ESA_JOB_A_ID, id) ||
 	    nla_put_u32(msg, ESA_JOB_A_GEN, gen)) {
 		nlmsg_free(msg);
-		return;
+		msg = NULL;
+	} else {
+		genlmsg_end(msg, hdr);
 	}
-	genlmsg_end(msg, hdr);
 	esa_nl_multicast(en, msg);
 }
 
-static const struct genl_ops esa_ops[] = {
-	{
-		.cmd = ESA_CMD_JOB_ADD,
-		.doit = esa_nl_job_add,
-		.policy = esa_job_policy,
-		.maxattr = ESA_JOB_A_MAX,
-		.flags = GENL_UNS_ADMIN_PERM,
-	}, {
-		.cmd = ESA_CMD_JOB_DEL,
-		.doit = esa_nl_job_del,
-		.policy = esa_id_policy,
-		.maxattr = ESA_JOB_A_MAX,
-		.flags = GENL_UNS_ADMIN_PERM,
-	}, {
-		.cmd = ESA_CMD_JOB_GET,
-		.doit = esa_nl_job_get,
-		.dumpit = esa_nl_job_dump,
-		.policy = esa_id_policy,
-		.maxattr = ESA_JOB_A_MAX,
-		.flags = GENL_UNS_ADMIN_PERM,
-	}, {
-		.cmd = ESA_CMD_JOB_SET,
-		.doit = esa_nl_job_set,
-		.policy = esa_job_policy,
-		.maxattr = ESA_JOB_A_MAX,
-		.flags = GENL_UNS_ADMIN_PERM,
-	}, {
-		.cmd = ESA_CMD_CTR_GET,
-		.doit = esa_nl_ctr_get,
-		.policy = esa_id_policy,
-		.maxattr = ESA_JOB_A_MAX,
-		.flags = GENL_UNS_ADMIN_PERM,
+static const struct genl_multicast_group esa_mcgrps[] = {
+	[ESA_NLGRP_EVENTS] = {
+		.name = ESA_GENL_MCGRP_EVENTS,
+		.flags = ESA_MCAST_FLAGS,
 	},
 };
 
-static const struct genl_multicast_group esa_mcgrps[] = {
-	{ .name = ESA_GENL_MCGRP_EVENTS, .flags = ESA_MCAST_FLAGS },
-};
-
+/* Operations and policies: esa_nl_ops, generated from kmod/esa.yaml. */
 static struct genl_family esa_family __ro_after_init = {
 	.name = ESA_GENL_NAME,
 	.version = ESA_GENL_VERSION,
 	.maxattr = ESA_JOB_A_MAX,
 	.netnsok = true,
 	.module = THIS_MODULE,
-	.ops = esa_ops,
-	.n_ops = ARRAY_SIZE(esa_ops),
+	.ops = esa_nl_ops,
+	.n_ops = ARRAY_SIZE(esa_nl_ops),
 	.mcgrps = esa_mcgrps,
 	.n_mcgrps = ARRAY_SIZE(esa_mcgrps),
 };

@@ -7,8 +7,13 @@
 int esa_genl_init(void);
 void esa_genl_exit(void);
 
-/* Events to the "events" group of en's namespace, from process context. */
-void esa_notify_job(struct esa_net *en, const struct esa_kjob *j);
+/*
+ * Events to the "events" group of en's namespace: the whole job
+ * (ESA_CMD_JOB_ADDED, ESA_CMD_JOB_CHANGED), or an id and a generation
+ * (atomic: under the job's lock).
+ */
+void esa_notify_job(struct esa_net *en, const struct esa_kjob *j, u8 cmd,
+		    gfp_t gfp);
 void esa_notify(struct esa_net *en, u8 cmd, u32 id, u32 gen);
 
 #endif /* _ESA_NETLINK_H */

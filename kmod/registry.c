@@ -7,27 +7,34 @@
  * bumped when it is added, deleted and when its lease runs out, which frees
  * all the job's slots at once, without a scan.  Here the lease is enforced
  * twice, with the same result: by a delayed work per job, which expires a
- * silent job on time and tells user space, and by the data path, which
- * opens the new generation itself when a packet finds the lease over before
- * that work ran.  A generation change happens under the job's lock; the
- * data path reads everything else without locks, under RCU.
+ * silent job on time, and by the data path, which opens the new generation
+ * itself when a packet finds the lease over before that work ran.  A
+ * generation change happens under the job's lock, and the events it causes
+ * are sent under it too, so that user space sees them in the order they
+ * happened; the data path reads everything else without locks, under RCU.
+ *
+ * A namespace pays for its registry only once a job is added there, and
+ * the registry and every job are charged to the memory cgroup of the
+ * process that adds them.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/jiffies.h>
-#include <linux/timekeeping.h>
 #include <net/netns/generic.h>
 #include "registry.h"
 #include "netlink.h"
 
 unsigned int esa_net_id;
 
-static void esa_ctr_inc(struct esa_net *en, u32 id, enum esa_ctr c)
+/* Charged to the caller's memory cgroup; ENOMEM rather than an OOM kill. */
+#define ESA_GFP	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
+
+static void esa_ctr_inc(struct esa_kjob *j, enum esa_ctr c)
 {
-	atomic64_inc(&en->ids[id].ctrs.c[c]);
-	atomic64_inc(&en->totals.c[c]);
+	atomic64_inc(&j->idst->ctrs[c]);
+	atomic64_inc(&j->en->totals[c]);
 }
 
 /* Jiffies from now until the lease of j runs out, at least one. */
@@ -44,46 +51,28 @@ static unsigned long esa_lease_delay(const struct esa_kjob *j, u64 now)
 
 /*
  * Retire the current generation of j: every slot stamped with it becomes
- * free to all.  The events this owes are sent later, from process context.
+ * free to all.  Tells the namespace's listeners at once (notify), in this
+ * order: EXPIRED with the new generation or DELETED with the old one, then
+ * RECLAIMED if the old one admitted packets.
  */
-static void esa_job_retire(struct esa_kjob *j, bool expiry)
+static void esa_job_retire(struct esa_kjob *j, bool expiry, bool notify)
 {
 	u32 old = j->gen;
 
 	lockdep_assert_held(&j->lock);
 	WRITE_ONCE(j->gen, old + 1);
 	if (expiry) {
-		esa_ctr_inc(j->en, j->id, ESA_CTR_EXPIRIES);
-		j->ev.expired = true;
-		j->ev.expired_gen = old + 1;
+		esa_ctr_inc(j, ESA_CTR_EXPIRIES);
+		if (notify)
+			esa_notify(j->en, ESA_CMD_JOB_EXPIRED, j->id, old + 1);
+	} else if (notify) {
+		esa_notify(j->en, ESA_CMD_JOB_DELETED, j->id, old);
 	}
-	if (READ_ONCE(j->used_gen) == old) {
-		esa_ctr_inc(j->en, j->id, ESA_CTR_RECLAIMS);
-		j->ev.reclaimed = true;
-		j->ev.reclaimed_gen = old;
+	if (j->used_gen == old) {
+		esa_ctr_inc(j, ESA_CTR_RECLAIMS);
+		if (notify)
+			esa_notify(j->en, ESA_CMD_JOB_RECLAIMED, j->id, old);
 	}
-}
-
-static struct esa_job_events esa_job_take_events(struct esa_kjob *j)
-{
-	struct esa_job_events ev = j->ev;
-
-	lockdep_assert_held(&j->lock);
-	memset(&j->ev, 0, sizeof(j->ev));
-	return ev;
-}
-
-static void esa_job_send_events(struct esa_kjob *j,
-				const struct esa_job_events *ev, bool deleted,
-				u32 deleted_gen)
-{
-	if (ev->expired)
-		esa_notify(j->en, ESA_CMD_JOB_EXPIRED, j->id, ev->expired_gen);
-	if (deleted)
-		esa_notify(j->en, ESA_CMD_JOB_DELETED, j->id, deleted_gen);
-	if (ev->reclaimed)
-		esa_notify(j->en, ESA_CMD_JOB_RECLAIMED, j->id,
-			   ev->reclaimed_gen);
 }
 
 static void esa_lease_work(struct work_struct *work)
@@ -91,75 +80,109 @@ static void esa_lease_work(struct work_struct *work)
 	struct esa_kjob *j = container_of(to_delayed_work(work),
 					 struct esa_kjob, lease_work);
 	u64 now = ktime_get_coarse_ns();
-	struct esa_job_events ev;
 
 	spin_lock_bh(&j->lock);
-	if (j->dead) {
-		/* esa_job_del() sends what is owed. */
-		spin_unlock_bh(&j->lock);
-		return;
-	}
-	if (!j->expired) {
-		if (esa_lease_over(j->lease_ms, j->last_active_ns, now)) {
-			esa_job_retire(j, true);
+	if (!j->dead && !j->expired) {
+		if (esa_lease_over(j->lease_ms, READ_ONCE(j->last_active_ns),
+				   now)) {
+			esa_job_retire(j, true, true);
 			WRITE_ONCE(j->expired, true);
 		} else {
 			mod_delayed_work(system_wq, &j->lease_work,
 					 esa_lease_delay(j, now));
 		}
 	}
-	ev = esa_job_take_events(j);
 	spin_unlock_bh(&j->lock);
-	esa_job_send_events(j, &ev, false, 0);
 }
 
 /*
- * Slow path of esa_job_activity(): the job's lease has run out.  Either the
- * lease work has expired it already, and this packet simply goes on in the
- * new generation, or it has not yet, and the packet expires it here (the
- * work then reports it).  Either way the lease starts again.
+ * Slow path of esa_job_activity(), under the job's lock.  If the job's
+ * lease has run out, either the lease work has expired it already, and this
+ * packet simply goes on in the new generation, or it has not yet, and the
+ * packet expires it here; either way the lease starts again.  Then the
+ * packet's generation is marked used, so that its retirement is reported.
+ * A job deleted since the packet found it admits nothing: ESA_C_DROP_JOB.
  */
-int esa_job_renew(struct esa_kjob *j, u64 now, u32 *gen)
+int esa_job_slow(struct esa_kjob *j, u64 now, u32 *gen)
 {
-	int ret = 0;
+	int ret = ESA_C_DROP_JOB;
 
 	spin_lock_bh(&j->lock);
-	if (!j->dead && (j->expired ||
-			 esa_lease_over(j->lease_ms, j->last_active_ns, now))) {
-		bool owed = !j->expired;
-
-		if (owed)
-			esa_job_retire(j, true);
-		WRITE_ONCE(j->expired, false);
-		WRITE_ONCE(j->last_active_ns, now);
-		mod_delayed_work(system_wq, &j->lease_work,
-				 owed ? 0 : esa_lease_delay(j, now));
-		ret = ESA_C_EXPIRED;
+	if (!j->dead) {
+		ret = 0;
+		if (j->expired ||
+		    esa_lease_over(j->lease_ms, READ_ONCE(j->last_active_ns),
+				   now)) {
+			if (!j->expired)
+				esa_job_retire(j, true, true);
+			WRITE_ONCE(j->expired, false);
+			WRITE_ONCE(j->last_active_ns, now);
+			mod_delayed_work(system_wq, &j->lease_work,
+					 esa_lease_delay(j, now));
+			ret = ESA_C_EXPIRED;
+		}
+		WRITE_ONCE(j->used_gen, j->gen);
 	}
 	*gen = j->gen;
 	spin_unlock_bh(&j->lock);
 	return ret;
 }
 
-struct esa_kjob *esa_job_locked(struct esa_net *en, u32 id)
+struct esa_reg *esa_reg_locked(struct esa_net *en)
 {
-	return rcu_dereference_protected(en->jobs[id],
-					 lockdep_is_held(&en->lock));
+	return rcu_dereference_protected(en->reg, lockdep_is_held(&en->lock));
 }
 
-int esa_job_add(struct esa_net *en, const struct esa_job_cfg *cfg)
+struct esa_kjob *esa_job_locked(struct esa_net *en, u32 id)
 {
-	struct esa_id_state *ids = &en->ids[cfg->id];
-	struct esa_kjob *j;
+	struct esa_reg *reg = esa_reg_locked(en);
 
+	return reg ? rcu_dereference_protected(reg->jobs[id],
+					       lockdep_is_held(&en->lock)) :
+		     NULL;
+}
+
+/* A change that a dump in progress must report (NLM_F_DUMP_INTR). */
+static void esa_changed(struct esa_net *en)
+{
 	lockdep_assert_held(&en->lock);
-	if (WARN_ON_ONCE(esa_job_locked(en, cfg->id)))
-		return -EEXIST;
-	j = kzalloc(sizeof(*j), GFP_KERNEL);
+	/* 0 would mean "no sequence" to nl_dump_check_consistent(). */
+	if (!++en->dump_seq)
+		en->dump_seq = 1;
+}
+
+/* The namespace's registry, allocated (and charged) on first use. */
+static struct esa_reg *esa_reg_get(struct esa_net *en)
+{
+	struct esa_reg *reg = esa_reg_locked(en);
+	u32 id;
+
+	if (reg)
+		return reg;
+	reg = kvzalloc(struct_size(reg, jobs, esa_max_jobs), ESA_GFP);
+	if (!reg)
+		return NULL;
+	reg->ids = kvcalloc(esa_max_jobs, sizeof(*reg->ids), ESA_GFP);
+	if (!reg->ids) {
+		kvfree(reg);
+		return NULL;
+	}
+	/* Not from 1: slots may outlive a module (pinned maps). */
+	for (id = 0; id < esa_max_jobs; id++)
+		reg->ids[id].gen = get_random_u32();
+	rcu_assign_pointer(en->reg, reg);
+	return reg;
+}
+
+static struct esa_kjob *esa_job_new(const struct esa_job_cfg *cfg, u32 gen)
+{
+	struct esa_kjob *j = kzalloc(sizeof(*j), ESA_GFP);
+
 	if (!j)
-		return -ENOMEM;
-	j->gen = ++ids->gen;
-	j->used_gen = j->gen - 1;
+		return NULL;
+	j->gen = gen;
+	j->reg = gen;
+	j->used_gen = gen - 1;
 	j->last_active_ns = ktime_get_coarse_ns();
 	j->lease_ms = cfg->lease_ms;
 	j->region_base = cfg->region_base;
@@ -170,55 +193,81 @@ int esa_job_add(struct esa_net *en, const struct esa_job_cfg *cfg)
 	memcpy(j->rank, cfg->rank, sizeof(j->rank));
 	spin_lock_init(&j->lock);
 	INIT_DELAYED_WORK(&j->lease_work, esa_lease_work);
-	j->en = en;
 	j->id = cfg->id;
+	return j;
+}
 
-	rcu_assign_pointer(en->jobs[cfg->id], j);
+/* Returns 0, -EEXIST, or -ENOMEM (the caller's memory cgroup is full). */
+int esa_job_add(struct esa_net *en, const struct esa_job_cfg *cfg)
+{
+	struct esa_reg *reg;
+	struct esa_kjob *j;
+
+	lockdep_assert_held(&en->lock);
+	if (esa_job_locked(en, cfg->id))
+		return -EEXIST;
+	reg = esa_reg_get(en);
+	if (!reg)
+		return -ENOMEM;
+	j = esa_job_new(cfg, reg->ids[cfg->id].gen + 1);
+	if (!j)
+		return -ENOMEM;
+	reg->ids[cfg->id].gen = j->gen;
+	j->en = en;
+	j->idst = &reg->ids[cfg->id];
+	/* Announced before anything else can happen to it. */
+	esa_notify_job(en, j, ESA_CMD_JOB_ADDED, GFP_KERNEL);
+	rcu_assign_pointer(reg->jobs[cfg->id], j);
 	if (j->lease_ms)
 		queue_delayed_work(system_wq, &j->lease_work,
 				   esa_lease_delay(j, j->last_active_ns));
-	esa_ctr_inc(en, cfg->id, ESA_CTR_ADDS);
-	esa_notify_job(en, j);
+	esa_ctr_inc(j, ESA_CTR_ADDS);
+	esa_changed(en);
 	return 0;
 }
 
-/*
- * Unpublish j and stop its timer.  Packets already past the lookup see it
- * dead, or in a generation that no longer owns anything; it is freed after
- * a grace period.
- */
-static struct esa_job_events esa_job_unlink(struct esa_net *en,
-					    struct esa_kjob *j, u32 *gen)
+/* Under the job's lock, so that its events keep the order of its changes. */
+void esa_job_set_prio(struct esa_net *en, struct esa_kjob *j, u8 max_prio)
 {
-	struct esa_job_events ev;
+	lockdep_assert_held(&en->lock);
+	spin_lock_bh(&j->lock);
+	WRITE_ONCE(j->max_prio, max_prio);
+	esa_notify_job(en, j, ESA_CMD_JOB_CHANGED, GFP_ATOMIC);
+	spin_unlock_bh(&j->lock);
+	esa_changed(en);
+}
 
-	RCU_INIT_POINTER(en->jobs[j->id], NULL);
+/*
+ * Unpublish j, retire its generation (telling user space if notify) and
+ * stop its timer.  Packets already past the lookup see it dead, or in a
+ * generation that no longer owns anything; it is freed after a grace
+ * period.
+ */
+static void esa_job_unlink(struct esa_net *en, struct esa_kjob *j,
+			   bool notify)
+{
+	struct esa_reg *reg = esa_reg_locked(en);
+
+	RCU_INIT_POINTER(reg->jobs[j->id], NULL);
 	spin_lock_bh(&j->lock);
 	WRITE_ONCE(j->dead, true);
-	*gen = j->gen;
-	esa_job_retire(j, false);
-	en->ids[j->id].gen = j->gen;
+	esa_job_retire(j, false, notify);
+	j->idst->gen = j->gen;
 	spin_unlock_bh(&j->lock);
-	/* The work does not rearm itself once the job is dead. */
+	/* The work does nothing, and does not rearm, once the job is dead. */
 	cancel_delayed_work_sync(&j->lease_work);
-	spin_lock_bh(&j->lock);
-	ev = esa_job_take_events(j);
-	spin_unlock_bh(&j->lock);
-	return ev;
 }
 
 int esa_job_del(struct esa_net *en, u32 id)
 {
 	struct esa_kjob *j = esa_job_locked(en, id);
-	struct esa_job_events ev;
-	u32 gen;
 
 	lockdep_assert_held(&en->lock);
 	if (!j)
 		return -ENOENT;
-	ev = esa_job_unlink(en, j, &gen);
-	esa_ctr_inc(en, id, ESA_CTR_DELETES);
-	esa_job_send_events(j, &ev, true, gen);
+	esa_job_unlink(en, j, true);
+	esa_ctr_inc(j, ESA_CTR_DELETES);
+	esa_changed(en);
 	kfree_rcu(j, rcu);
 	return 0;
 }
@@ -226,20 +275,10 @@ int esa_job_del(struct esa_net *en, u32 id)
 static int __net_init esa_net_init(struct net *net)
 {
 	struct esa_net *en = esa_net(net);
-	u32 id;
 
-	en->jobs = kvcalloc(esa_max_jobs, sizeof(*en->jobs), GFP_KERNEL);
-	en->ids = kvcalloc(esa_max_jobs, sizeof(*en->ids), GFP_KERNEL);
-	if (!en->jobs || !en->ids) {
-		kvfree(en->jobs);
-		kvfree(en->ids);
-		return -ENOMEM;
-	}
-	/* Not from 1: slots may outlive a module (pinned maps). */
-	for (id = 0; id < esa_max_jobs; id++)
-		en->ids[id].gen = get_random_u32();
 	mutex_init(&en->lock);
 	en->net = net;
+	en->dump_seq = 1;
 	return 0;
 }
 
@@ -252,20 +291,25 @@ static int __net_init esa_net_init(struct net *net)
 static void __net_exit esa_net_exit(struct net *net)
 {
 	struct esa_net *en = esa_net(net);
+	struct esa_reg *reg;
 	struct esa_kjob *j;
-	u32 id, gen;
+	u32 id;
 
 	mutex_lock(&en->lock);
-	for (id = 0; id < esa_max_jobs; id++) {
+	reg = esa_reg_locked(en);
+	for (id = 0; reg && id < esa_max_jobs; id++) {
 		j = esa_job_locked(en, id);
 		if (!j)
 			continue;
-		esa_job_unlink(en, j, &gen);
+		esa_job_unlink(en, j, false);
 		kfree_rcu(j, rcu);
 	}
+	RCU_INIT_POINTER(en->reg, NULL);
 	mutex_unlock(&en->lock);
-	kvfree(en->jobs);
-	kvfree(en->ids);
+	if (reg) {
+		kvfree(reg->ids);
+		kvfree(reg);
+	}
 }
 
 static struct pernet_operations esa_net_ops = {

@@ -4,8 +4,10 @@
 # the demo and the tests run, their tests (selftests/hosts) and the demo.
 #
 #   make demo        the demo: scripts/demo.sh (root; installs what it needs)
-#   make bench-lib   libesa's send, receive and conversion paths against raw
-#                    sendmmsg/recvmmsg and memcpy floors, on loopback
+#   make bench-lib   libesa's send, receive, timer and conversion paths against
+#                    raw sendmmsg/GSO/recvmmsg and memcpy floors, whole
+#                    allreduces on loopback and over veth (UDP and AF_XDP),
+#                    at 256 and 856 values (docs/library.md, Performance)
 # Options of the demo: DEMO_ARGS="-j 3 -w 2,3,4 -p 192 -n 2M -i 5" (scripts/demo.sh -h),
 # or the DEMO_* variables the script reads.
 
@@ -13,14 +15,20 @@ LIB_DIR		:= user/lib
 PS_DIR		:= user/ps
 HOSTS_TEST_DIR	:= selftests/hosts
 LIB_OUT		:= $(OUTPUT)/lib
-LIB_SRCS	:= $(LIB_DIR)/config.c $(LIB_DIR)/worker.c $(LIB_DIR)/quant.c
+LIB_SRCS	:= $(LIB_DIR)/config.c $(LIB_DIR)/worker.c $(LIB_DIR)/quant.c $(LIB_DIR)/io.c \
+		   $(LIB_DIR)/xsk.c
 LIB_OBJS	:= $(patsubst $(LIB_DIR)/%.c,$(LIB_OUT)/%.o,$(LIB_SRCS))
-LIB_HDRS	:= $(LIB_DIR)/esa.h $(LIB_DIR)/esa_int.h include/uapi/linux/esa.h include/esa_prio.h \
+LIB_HDRS	:= $(LIB_DIR)/esa.h $(LIB_DIR)/esa_int.h $(LIB_DIR)/xsk.h include/uapi/linux/esa.h include/esa_prio.h \
 		   include/esa_policy.h
 LIBESA_A	:= $(OUTPUT)/libesa.a
 LIBESA_SO	:= $(OUTPUT)/libesa.so
 # -fno-math-errno lets lrintf() become one vector instruction.
-LIB_CFLAGS	:= -fPIC -fno-math-errno -I$(LIB_DIR)
+LIB_CFLAGS	:= -fPIC -fno-math-errno -I$(LIB_DIR) -I$(OUTPUT)
+# AF_XDP (xsk.c) loads libxdp and libbpf when first used (dlopen): programs
+# linking libesa need only -lm.
+LIB_LIBS	:= -lm
+XSK_PROG	:= $(OUTPUT)/esa_xsk.bpf.o
+XSK_OBJH	:= $(OUTPUT)/esa_xsk_obj.h
 PS_HDRS		:= $(PS_DIR)/ps.h include/uapi/linux/esa.h
 PS_OBJ		:= $(LIB_OUT)/ps_core.o
 ESA_PS		:= $(OUTPUT)/esa-ps
@@ -42,6 +50,18 @@ $(LIB_OUT)/%.o: $(LIB_DIR)/%.c $(LIB_HDRS) | $(LIB_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
+# The program libesa attaches for AF_XDP, built into the library.
+$(XSK_PROG): $(LIB_DIR)/esa_xsk.bpf.c $(LIB_DIR)/xsk_maps.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -I$(LIB_DIR) -c $< -o $@
+
+$(XSK_OBJH): $(XSK_PROG)
+	$(call msg,GEN,$@)
+	$(Q){ echo 'static const unsigned char esa_xsk_obj[] = {'; \
+	     od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '};'; } > $@
+
+$(LIB_OUT)/xsk.o: $(XSK_OBJH) $(LIB_DIR)/xsk_maps.h
+
 $(LIBESA_A): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
@@ -50,24 +70,24 @@ $(LIBESA_A): $(LIB_OBJS)
 $(LIBESA_SO): $(LIB_OBJS) $(LIB_DIR)/libesa.map
 	$(call msg,LD,$@)
 	$(Q)$(CC) -shared -Wl,-soname,libesa.so -Wl,--version-script=$(LIB_DIR)/libesa.map \
-		$(LIB_OBJS) -lm -o $@
+		$(LIB_OBJS) $(LIB_LIBS) -o $@
 
 $(PS_OBJ): $(PS_DIR)/ps_core.c $(PS_HDRS) | $(LIB_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -c $< -o $@
 
-$(ESA_PS): $(PS_DIR)/esa_ps.c $(PS_OBJ) $(PS_HDRS) | $(OUTPUT)
+$(ESA_PS): $(PS_DIR)/esa_ps.c $(PS_OBJ) $(LIB_OUT)/xsk.o $(PS_HDRS) $(LIB_DIR)/xsk.h | $(OUTPUT)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) $< $(PS_OBJ) -o $@
+	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -I$(LIB_DIR) $< $(PS_OBJ) $(LIB_OUT)/xsk.o -lpthread -o $@
 
 $(ESA_JOBS): $(LIB_DIR)/esa_jobs.c $(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) $< $(LIBESA_A) -lpthread -lm -o $@
+	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) $< $(LIBESA_A) $(LIB_LIBS) -lpthread -o $@
 
 $(OUTPUT)/selftests/hosts/lib_test: $(HOSTS_TEST_DIR)/lib_test.c $(HOSTS_TEST_DIR)/simswitch.h \
 		$(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)/selftests/hosts
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) -I$(HOSTS_TEST_DIR) $< $(LIBESA_A) -lpthread -lm -o $@
+	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) -I$(HOSTS_TEST_DIR) $< $(LIBESA_A) $(LIB_LIBS) -lpthread -o $@
 
 $(OUTPUT)/selftests/hosts/ps_test: $(HOSTS_TEST_DIR)/ps_test.c $(PS_OBJ) $(PS_HDRS) \
 		| $(OUTPUT)/selftests/hosts
@@ -76,7 +96,7 @@ $(OUTPUT)/selftests/hosts/ps_test: $(HOSTS_TEST_DIR)/ps_test.c $(PS_OBJ) $(PS_HD
 
 $(HOSTS_BENCH): $(HOSTS_TEST_DIR)/lib_bench.c $(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)/selftests/hosts
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) $< $(LIBESA_A) -lpthread -lm -o $@
+	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) $< $(LIBESA_A) $(LIB_LIBS) -lpthread -o $@
 
 # Loss, duplication and reordering for the reliability tests: tc BPF, since
 # the host kernel has no sch_netem (see impair.bpf.c).
@@ -93,5 +113,5 @@ demo:
 	$(Q)scripts/demo.sh $(DEMO_ARGS)
 
 hosts-clean:
-	$(Q)rm -rf $(LIB_OUT) $(LIBESA_A) $(LIBESA_SO) $(ESA_PS) $(ESA_JOBS) \
+	$(Q)rm -rf $(LIB_OUT) $(LIBESA_A) $(LIBESA_SO) $(ESA_PS) $(ESA_JOBS) $(XSK_PROG) $(XSK_OBJH) \
 		$(OUTPUT)/selftests/hosts $(IMPAIR_OBJ)

@@ -11,8 +11,18 @@
 #   make jct-sweep    the same over a pool x load x window grid, with and
 #                     without homes (root; about 25 minutes):
 #                     build/jct/sweep/sweep.txt
+#   make jct-tbf      the same with every host link (the PS's too) shaped to
+#                     JCT_RATE (300mbit) by tbf, the simulator told so:
+#                     build/jct-tbf/
 #   make jct-calib    the calibration microbenchmarks of the testbed preset
 #   make jct-plots    redraw the plots of the last run
+#   make bench-e2e    the end-to-end allreduce benchmark: gloo against ESA
+#                     over UDP, AF_XDP and through the PS, 2/4/8 ranks,
+#                     4/16/64 MB, every sum checked (root; user/bench/e2e.sh,
+#                     E2E_ARGS passes options); build/e2e/
+#   make bench-e2e-tbf  the same with every host link shaped by tbf
+#                     (E2E_RATE, default 100mbit), windows of 32 chunks,
+#                     4 and 16 MB (about 8 minutes); build/e2e-tbf/
 # JCT_ARGS passes options to user/bench/jct.sh (jct.sh -h), e.g.
 # JCT_ARGS="-s 1,2 -r 1" for a shorter run; JCT_SWEEP_ARGS to jct-sweep.sh.
 #
@@ -28,8 +38,13 @@ JCT_DEPS	:= $(OUTPUT)/sim/obj/sim.o $(OUTPUT)/sim/obj/workload.o \
 JCT_PLOTS	:= jct_cdf util_ts jct_validation
 JCT_ARGS	?=
 JCT_SWEEP_ARGS	?=
+JCT_RATE	?= 300mbit
 
-ALL_EXTRA	+= $(JCT_BIN)
+E2E_JOB		:= $(OUTPUT)/esa_e2e_job
+E2E_ARGS	?=
+E2E_RATE	?= 100mbit
+
+ALL_EXTRA	+= $(JCT_BIN) $(E2E_JOB)
 CLEAN_EXTRA	+= jct-clean
 
 $(JCT_BIN): $(JCT_SRCS) $(JCT_DIR)/jct.h $(JCT_DEPS) $(COMMON) $(HDRS) user/sim/sim.h \
@@ -38,11 +53,32 @@ $(JCT_BIN): $(JCT_SRCS) $(JCT_DIR)/jct.h $(JCT_DEPS) $(COMMON) $(HDRS) user/sim/
 	$(Q)$(CC) $(CFLAGS) -Iuser/sim -Iuser/lib $(JCT_SRCS) $(JCT_DEPS) $(COMMON) \
 		$(LDLIBS) -o $@
 
-.PHONY: jct jct-sweep jct-calib jct-plots jct-clean
+$(E2E_JOB): $(JCT_DIR)/e2e_job.c $(COMMON) $(HDRS) | $(OUTPUT)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(COMMON) $(LDLIBS) -o $@
+
+.PHONY: bench-e2e bench-e2e-tbf
+bench-e2e:
+	$(Q)scripts/deps.sh build test plot torch
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)OUTPUT=$(OUTPUT) $(JCT_DIR)/e2e.sh $(E2E_ARGS)
+
+bench-e2e-tbf:
+	$(Q)scripts/deps.sh build test plot torch
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)OUTPUT=$(OUTPUT) $(JCT_DIR)/e2e.sh -L $(E2E_RATE) -W 32 -m 4,16 -n 3,2 \
+		-o $(OUTPUT)/e2e-tbf $(E2E_ARGS)
+
+.PHONY: jct jct-tbf jct-sweep jct-calib jct-plots jct-clean
 jct:
 	$(Q)scripts/deps.sh build test plot
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)OUTPUT=$(OUTPUT) $(JCT_DIR)/jct.sh $(JCT_ARGS)
+
+jct-tbf:
+	$(Q)scripts/deps.sh build test plot
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)OUTPUT=$(OUTPUT) $(JCT_DIR)/jct.sh -L $(JCT_RATE) -o $(OUTPUT)/jct-tbf $(JCT_ARGS)
 
 jct-sweep:
 	$(Q)scripts/deps.sh build test plot
@@ -64,4 +100,5 @@ jct-plots:
 
 jct-clean:
 	$(call msg,CLEAN,$(JCT_OUT))
-	$(Q)rm -rf $(JCT_OUT) $(JCT_BIN)
+	$(Q)rm -rf $(JCT_OUT) $(OUTPUT)/jct-tbf $(JCT_BIN) $(E2E_JOB) $(OUTPUT)/e2e \
+		$(OUTPUT)/e2e-tbf

@@ -17,11 +17,17 @@
 # caused, collisions, PS fallbacks.  Everything created is removed on exit,
 # interrupted or not.
 #
+# The workers use the fastest transport this build of libesa has: io=auto
+# (AF_XDP where it can, else UDP) when libesa takes that setting, plain UDP
+# sockets otherwise; the demo says which.  -v sets the vector length (the
+# links' MTU follows: 856 values need 3440).
+#
 # usage: scripts/demo.sh [ -j JOBS ] [ -w W1,W2,... ] [ -p POOL ] [ -n ELEMS ]
 #                        [ -i ITERS ] [ -W WINDOW ] [ -P POLICY ] [ -s SWITCH_POLICY ]
+#                        [ -v VALUES ]
 # or the same through the environment: DEMO_JOBS DEMO_WORKERS DEMO_POOL
-# DEMO_ELEMS DEMO_ITERS DEMO_WINDOW DEMO_PRIORITY DEMO_POLICY; DEMO_LIB="key=value ..."
-# adds libesa settings (docs/library.md) to every job.
+# DEMO_ELEMS DEMO_ITERS DEMO_WINDOW DEMO_PRIORITY DEMO_POLICY DEMO_VALUES;
+# DEMO_LIB="key=value ..." adds libesa settings (docs/library.md) to every job.
 set -u
 cd "$(dirname "$0")/.."
 B=${OUTPUT:-build}
@@ -34,6 +40,7 @@ ITERS=${DEMO_ITERS:-5}
 WINDOW=${DEMO_WINDOW:-128}
 PRIORITY=${DEMO_PRIORITY:-static}
 POLICY=${DEMO_POLICY:-esa}
+VALUES=${DEMO_VALUES:-256}
 LIBKV=${DEMO_LIB:-}
 
 usage() {
@@ -47,12 +54,13 @@ usage() {
   -W WINDOW   chunks in flight per worker ($WINDOW)
   -P PRIO     priority policy of the workers: static, srsf or las ($PRIORITY)
   -s POLICY   the switch's slot policy: esa, atp or switchml ($POLICY)
+  -v VALUES   values per packet, 8..856, a multiple of 8 ($VALUES)
 Job k's registered priority is JOBS - k (job 1 the highest); with static
 priorities every chunk carries it, with srsf or las it is the cap.
 EOF
 	exit "${1:-0}"
 }
-while getopts "j:w:p:n:i:W:P:s:h" o; do
+while getopts "j:w:p:n:i:W:P:s:v:h" o; do
 	case $o in
 	j) JOBS=$OPTARG ;;
 	w) WORKERS=$OPTARG ;;
@@ -62,6 +70,7 @@ while getopts "j:w:p:n:i:W:P:s:h" o; do
 	W) WINDOW=$OPTARG ;;
 	P) PRIORITY=$OPTARG ;;
 	s) POLICY=$OPTARG ;;
+	v) VALUES=$OPTARG ;;
 	h) usage 0 ;;
 	*) usage 2 ;;
 	esac
@@ -69,13 +78,28 @@ done
 
 die() { echo "demo: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "run as root (namespaces, XDP): sudo make demo"
-for f in esactl esa-ps esa-jobs esa_pass.bpf.o; do
+for f in esactl esa-ps esa-jobs esa_pass.bpf.o libesa.so; do
 	[ -e $B/$f ] || die "$B/$f missing: run 'make demo' (it builds everything)"
 done
 case $JOBS in ''|*[!0-9]*) die "-j: a number of jobs" ;; esac
 [ "$JOBS" -ge 1 ] && [ "$JOBS" -le 16 ] || die "-j: 1 to 16 jobs"
 case $PRIORITY in static|srsf|las) ;; *) die "-P: static, srsf or las" ;; esac
 case $POLICY in esa|atp|switchml) ;; *) die "-s: esa, atp or switchml" ;; esac
+case $VALUES in ''|*[!0-9]*) die "-v: a number of values" ;; esac
+[ "$VALUES" -ge 8 ] && [ "$VALUES" -le 856 ] && [ $((VALUES % 8)) = 0 ] ||
+	die "-v: 8 to 856 values, a multiple of 8"
+# IP, UDP and ESA headers and 4 bytes a value must fit the links' MTU
+mtu=$((20 + 8 + 24 + 4 * VALUES))
+[ $mtu -le 1500 ] || export TOPO_MTU=$mtu
+# The fastest transport libesa has: io=auto if it takes it (AF_XDP where
+# it can), else its UDP sockets.
+IO="UDP sockets"
+if python3 -c 'import sys; sys.path.insert(0, "user/python"); import esa
+sys.exit(0 if esa.accepts("io", "auto") and esa.accepts("ifname", "eth0") else 1)' \
+	2>/dev/null; then
+	LIBKV="io=auto ifname=eth0 $LIBKV"
+	IO="io=auto (AF_XDP where it can, else UDP)"
+fi
 
 # workers per job, cycling over the list
 IFS=, read -r -a WL <<<"$WORKERS"
@@ -123,8 +147,8 @@ for ((k = 1; k <= JOBS; k++)); do
 done
 topo_host 250 || die "cannot create the PS host"
 
-step "Switch: ESA program, policy $POLICY, $POOL slots of 256 values, attached to every port"
-topo_load slots $POOL values 256 policy $POLICY || die "cannot load the switch"
+step "Switch: ESA program, policy $POLICY, $POOL slots of $VALUES values, attached to every port"
+topo_load slots $POOL values $VALUES policy $POLICY || die "cannot load the switch"
 esactl dev show | sed 's/^/   /'
 
 step "Jobs: $JOBS, registered at the switch and at the PS"
@@ -143,10 +167,11 @@ for ((k = 1; k <= JOBS; k++)); do
 		prio_max=${PRIO[$k]} $LIBKV)
 	echo "   job $k: ${NW[$k]} workers on hosts${HOSTS[$k]}, max priority ${PRIO[$k]}, window $WINDOW"
 done
+echo "   workers' transport: $IO"
 wsum=$((JOBS * WINDOW))
 echo "   windows add up to $wsum chunks in flight over $POOL slots"
 
-ip netns exec $P-h250 $B/esa-ps -j -s 10.255.0.1 ${SPEC[@]} >$LOG/ps.json 2>$LOG/ps.err &
+ip netns exec $P-h250 $B/esa-ps -j -v $VALUES -s 10.255.0.1 ${SPEC[@]} >$LOG/ps.json 2>$LOG/ps.err &
 PSPID=$!
 TOPO_PIDS="$TOPO_PIDS $PSPID"
 for t in $(seq 20); do grep -q serving $LOG/ps.err && break; sleep 0.1; done
@@ -156,7 +181,7 @@ sed 's/^/   /' $LOG/ps.err
 step "Running: every job reduces $ELEMS float32 per worker, $ITERS times, and checks every sum"
 args=()
 for ((k = 1; k <= JOBS; k++)); do args+=(${RUN[$k]}); done
-$B/esa-jobs -p -j -s 10.255.0.1 -n $ELEMS -i $ITERS -t f32 "${args[@]}" >$LOG/run.json &
+$B/esa-jobs -p -j -s 10.255.0.1 -v $VALUES -n $ELEMS -i $ITERS -t f32 "${args[@]}" >$LOG/run.json &
 RUNPID=$!	# its progress line and any error go straight to the terminal
 TOPO_PIDS="$TOPO_PIDS $RUNPID"
 wait $RUNPID

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Install the Debian 12 packages ESA needs, if any are missing.
 #   scripts/deps.sh [ GROUP... ]   groups: build (default), test, vm, plot, torch, all
-# build: compile everything (clang for BPF, libbpf, bpftool, ...)
-# test:  run the host tests (iproute2 namespaces, ping, python3 for JSON checks)
+# build: compile everything (clang for BPF, libbpf, bpftool, libxdp for
+#        libesa's and esa-ps's AF_XDP transport, ...)
+# test:  run the host tests (iproute2 namespaces, ping, python3 for JSON checks,
+#        ethtool for GRO on hosts whose XDP hook AF_XDP takes)
 # vm:    boot Debian's kernels in qemu for esa.ko (the VM suite also does this)
 # plot:  gnuplot for the benchmark's and simulator's plots
 # torch: Debian's PyTorch, for the DDP example and test
@@ -13,9 +15,9 @@ pkgs=""
 for g in $groups; do
 	case $g in
 	build) pkgs="$pkgs make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
-		     pkg-config linux-libc-dev" ;;
+		     pkg-config linux-libc-dev libxdp-dev" ;;
 	test)  pkgs="$pkgs iproute2 iputils-ping python3 util-linux procps kmod
-		     bash-completion man-db" ;;
+		     bash-completion man-db ethtool" ;;
 	vm)    pkgs="$pkgs qemu-system-x86 busybox-static dwarves cpio kmod xz-utils zstd
 		     bc flex bison libssl-dev" ;;
 	plot)  pkgs="$pkgs gnuplot-nox" ;;

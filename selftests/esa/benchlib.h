@@ -23,7 +23,7 @@ static inline double bench_run(struct esa_bench_bpf *b, int prog_fd, int ifindex
 			       const __u8 *pkt, __u32 len, __u32 n)
 {
 	struct xdp_md ctx = { .data_end = len, .ingress_ifindex = ifindex };
-	__u8 buf[2048];
+	__u8 buf[4096];		/* 856 values: a 3490-byte frame */
 	__u32 zero = 0;
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = len,
 		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = n);

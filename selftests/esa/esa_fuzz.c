@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Randomized test of the data plane: live jobs contend for a tiny slot pool
- * (preemptions, collisions, tombstones, flushes all happen) while random and
- * mutated packets are thrown at the same port.  A model of the PS merges
- * what the switch sends it by rank bitmap, never counting a rank twice;
- * workers resend what did not complete.  At the end every chunk of every job
- * must have completed with the exact sum, every bad packet must have been
- * dropped and counted, and every non-ESA packet passed untouched.
+ * Randomized, structure-aware test of the data plane: live jobs (one of a
+ * single rank) contend for a tiny slot pool (preemptions, collisions,
+ * tombstones, flushes all happen) while packets with one field mutated (or
+ * random bytes) are thrown at the same ports: wrong versions, jobs, ranks,
+ * priorities, addresses, counts, bitmaps, flags, types, lengths, a rank's
+ * packet from another port or MAC than its own, forged acks.  A model of
+ * the PS merges what the switch sends it by rank bitmap, never counting a
+ * rank twice; workers resend what did not complete.  At the end every chunk
+ * of every job must have completed with the exact sum, every bad packet must
+ * have been dropped and counted, and every non-ESA packet passed untouched.
+ * One variant runs with ageing and leases on, the jobs pausing past their
+ * lease now and then (slots reclaimed, generations renewed under traffic).
  *
  * usage: esa_fuzz [ -s SEED ] [ -n PACKETS ] [ -v VALUES ]
  */
@@ -15,7 +20,7 @@
 #include "psmodel.h"
 #include "kselftest_harness.h"
 
-#define NJOBS		4
+#define NJOBS		5
 #define MAXV		ESA_MAX_VALUES
 #define WINDOW		6	/* chunks in flight per job */
 
@@ -44,6 +49,7 @@ static struct pm_job jobs[NJOBS] = {
 	{ .id = 2, .w = 3, .max_prio = 7, .ps = T_PS_B },
 	{ .id = 3, .w = 4, .max_prio = 1, .ps = T_PS_A },
 	{ .id = 5, .w = 5, .max_prio = 7, .ps = T_PS_B },
+	{ .id = 6, .w = 1, .max_prio = 7, .ps = T_PS_A },	/* no slot */
 };
 
 static struct pm pm;
@@ -52,7 +58,8 @@ static struct pm pm;
 static void send_bad(struct __test_metadata *_metadata, struct esa *e,
 		     struct t_net *n, struct pm_stats *st)
 {
-	int j = rnd_below(NJOBS), r = rnd_below(jobs[j].w), kind = rnd_below(20);
+	int j = rnd_below(NJOBS), r = rnd_below(jobs[j].w), kind = rnd_below(24);
+	int port = n->sw0;
 	__u32 s = rnd_below(jobs[j].nchunks);
 	__s32 v[MAXV];
 	__u8 buf[2048];
@@ -64,8 +71,8 @@ static void send_bad(struct __test_metadata *_metadata, struct esa *e,
 		v[i] = rnd();
 	p = t_data(n, jobs[j].id, r, s, pm_prio(&pm, j, s), v, nvals);
 	switch (kind) {
-	case 0: p.version = 1 + 1 + rnd_below(254); break;
-	case 1: p.job = 6 + rnd_below(10); p.sport = T_WORKER_PORT + p.job; break;
+	case 0: p.version = ESA_VERSION + 1 + rnd_below(254 - ESA_VERSION); break;
+	case 1: p.job = 7 + rnd_below(9); p.sport = T_WORKER_PORT + p.job; break;
 	case 2: p.job = 16 + rnd_below(65520); break;
 	case 3: p.rank = jobs[j].w + rnd_below(60); p.bitmap = 1ULL << (p.rank & 63);
 		p.saddr = t_worker_ip(p.rank); break;
@@ -86,6 +93,25 @@ static void send_bad(struct __test_metadata *_metadata, struct esa *e,
 	case 13: p.type = ESA_T_RESULT + rnd_below(4); break;
 	case 14: p.type = 6 + rnd_below(250); break;
 	case 15: case 16: break;	/* truncated below */
+	case 17: port = n->sw1; break;	/* the rank, from another port */
+	case 18: p.smac[5] ^= 0x80; break;	/* ... from another MAC */
+	case 19: case 20:		/* an ack, not from the job's PS */
+		p.type = ESA_T_ACK;
+		p.rank = ESA_RANK_NONE;
+		p.bitmap = esa_full_mask(jobs[j].w);
+		if (kind == 20) {	/* the PS's address, the workers' port */
+			p.saddr = t_ip(jobs[j].ps);
+			p.sport = T_PS_PORT;
+		}
+		if (policy != ESA_POLICY_ATP)
+			break;
+		if (kind == 19 && rnd_below(2)) {	/* or with a reason */
+			p.saddr = t_ip(jobs[j].ps);
+			p.sport = T_PS_PORT;
+			p.reason = 1 + rnd_below(255);
+			port = n->sw1;
+		}
+		break;
 	default: {			/* random bytes as the payload */
 		len = t_build(&p, buf);
 		for (int i = T_HDRS; i < len; i++)
@@ -101,7 +127,7 @@ static void send_bad(struct __test_metadata *_metadata, struct esa *e,
 	if (kind == 16)
 		len -= 1 + rnd_below(4 * nvals);
 run:
-	ASSERT_EQ(0, t_run(e->prog_fd, buf, len, n->sw0, NULL, 0, &res));
+	ASSERT_EQ(0, t_run(e->prog_fd, buf, len, port, NULL, 0, &res));
 	st->bad++;
 	if (res.verdict != XDP_DROP) {
 		st->errors++;
@@ -141,8 +167,15 @@ static void send_other(struct __test_metadata *_metadata, struct esa *e,
 	}
 }
 
-static void fuzz(struct __test_metadata *_metadata, int pol, __u32 slots,
-		 __u32 npackets)
+/* Time in the run: partials age out after stale_ms, leases run out. */
+struct fuzz_time {
+	__u32	stale_ms;	/* 0: no ageing */
+	__u32	lease_ms;	/* 0: no leases */
+	int	pauses;		/* times all jobs go silent past their lease */
+};
+
+static void fuzz_timed(struct __test_metadata *_metadata, int pol, __u32 slots,
+		       __u32 npackets, const struct fuzz_time *ft)
 {
 	struct esa_counters tot;
 	struct pm_stats *st = &pm.st;
@@ -156,15 +189,15 @@ static void fuzz(struct __test_metadata *_metadata, int pol, __u32 slots,
 
 	policy = pol;
 	rnd_state = seed * 0x9e3779b97f4a7c15ULL | 1;
-	TH_LOG("seed %llu, %u packets, %d values, %u slots, policy %s",
+	TH_LOG("seed %llu, %u packets, %d values, %u slots, policy %s, stale %u ms, lease %u ms",
 	       (unsigned long long)seed, npackets, nvals, slots,
-	       esa_policy_names[policy]);
+	       esa_policy_names[policy], ft->stale_ms, ft->lease_ms);
 	ASSERT_EQ(0, esa_netns_setup(&net));
 	esa_opts_default(&o);
 	o.nvals = nvals;
 	o.slots = slots;
 	o.max_jobs = 16;
-	o.stale_ms = 0;		/* timing-free: only the rules above */
+	o.stale_ms = ft->stale_ms;
 	o.policy = policy;
 	o.kfunc = 0;
 	ASSERT_EQ(0, esa_load(&e, &o, err, sizeof(err))) TH_LOG("%s", err);
@@ -177,9 +210,13 @@ static void fuzz(struct __test_metadata *_metadata, int pol, __u32 slots,
 			jb.region_base = j * (slots / NJOBS);
 			jb.region_size = slots / NJOBS;
 		}
+		jb.lease_ms = ft->lease_ms;
 		/* about half of all packets are valid; each chunk takes w */
 		jobs[j].nchunks = npackets / 2 / NJOBS / jobs[j].w + 1;
-		ASSERT_EQ(0, esa_job_add(&e, jobs[j].id, &jb, err, sizeof(err))) TH_LOG("%s", err);
+		jobs[j].oldest = 0;
+		memset(jobs[j].cur, 0, sizeof(jobs[j].cur));
+		ASSERT_EQ(0, t_job_add_macs(&e, jobs[j].id, &jb, err, sizeof(err)))
+			TH_LOG("%s", err);
 	}
 	ASSERT_EQ(0, pm_init(&pm, jobs, NJOBS, nvals, seed));
 
@@ -191,6 +228,8 @@ static void fuzz(struct __test_metadata *_metadata, int pol, __u32 slots,
 		__u32 s;
 
 		total++;
+		if (ft->pauses && total % (npackets / (ft->pauses + 1)) == 0)
+			usleep((ft->lease_ms + 50) * 1000);	/* all go silent */
 		if (dice < 40) {
 			send_bad(_metadata, &e, &net, st);
 			continue;
@@ -258,6 +297,8 @@ static void fuzz(struct __test_metadata *_metadata, int pol, __u32 slots,
 	for (int k = ESA_C_DROP_TRUNC; k <= ESA_C_DROP_NOROUTE; k++)
 		drops += tot.c[k];
 	EXPECT_EQ(st->bad, drops);
+	EXPECT_EQ(0, tot.c[ESA_C_DROP_INTERNAL]);
+	EXPECT_LT(0, tot.c[ESA_C_DROP_PLACE]);	/* other ports, other MACs */
 	if (policy == ESA_POLICY_ESA && npackets >= 250000)
 		EXPECT_GE(st->bad, 100000);
 	EXPECT_EQ(st->valid + st->bad + st->acks, tot.c[ESA_C_RX]);
@@ -287,8 +328,22 @@ static void fuzz(struct __test_metadata *_metadata, int pol, __u32 slots,
 	EXPECT_LT(0, tot.c[ESA_C_TOMB_FWD]);
 	EXPECT_LT(0, st->switch_done);
 	EXPECT_LT(0, st->ps_done);
+	if (ft->pauses) {	/* leases ran out under traffic, and renewed */
+		EXPECT_LE(ft->pauses, tot.c[ESA_C_EXPIRED] / NJOBS);
+		EXPECT_LT(0, tot.c[ESA_C_RECLAIMED]);
+	}
+	if (ft->stale_ms && policy == ESA_POLICY_ESA)
+		EXPECT_LT(0, tot.c[ESA_C_AGED]);
 	esa_close(&e);
 	pm_free(&pm);
+}
+
+static void fuzz(struct __test_metadata *_metadata, int pol, __u32 slots,
+		 __u32 npackets)
+{
+	static const struct fuzz_time timeless;	/* only the rules above */
+
+	fuzz_timed(_metadata, pol, slots, npackets, &timeless);
 }
 
 /* A pool far below the jobs' windows: most chunks collide or are evicted. */
@@ -301,6 +356,18 @@ TEST(heavy_contention_esa)
 TEST(moderate_contention_esa)
 {
 	fuzz(_metadata, ESA_POLICY_ESA, 48, npackets);
+}
+
+/* Ageing and leases on: partials age out, jobs pause past their lease (the
+ * lease floor) and come back under a new generation, their old slots
+ * reclaimed by whoever needs them; every sum still exact. */
+TEST(ageing_and_leases_esa)
+{
+	static const struct fuzz_time ft = {
+		.stale_ms = 2, .lease_ms = ESA_LEASE_MS_MIN, .pauses = 3,
+	};
+
+	fuzz_timed(_metadata, ESA_POLICY_ESA, 24, npackets / 2, &ft);
 }
 
 TEST(moderate_contention_atp)

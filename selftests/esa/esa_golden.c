@@ -62,8 +62,8 @@ static int load(FIXTURE_DATA(esa) *self, __u8 policy, __u32 slots,
 	}
 	if (t_port_register(&self->e, self->n.sw0) ||
 	    t_port_register(&self->e, self->n.sw1) ||
-	    esa_job_add(&self->e, JA, &a, self->err, sizeof(self->err)) ||
-	    esa_job_add(&self->e, JB, &b, self->err, sizeof(self->err))) {
+	    t_job_add(&self->e, JA, &a, self->err, sizeof(self->err)) ||
+	    t_job_add(&self->e, JB, &b, self->err, sizeof(self->err))) {
 		fprintf(stderr, "setup: %s\n", self->err);
 		return -1;
 	}
@@ -84,10 +84,11 @@ static int load(FIXTURE_DATA(esa) *self, __u8 policy, __u32 slots,
 /* The result of (job, seq) as the ingress program leaves it. */
 static int expect_result(FIXTURE_DATA(esa) *self, __u16 job, __u32 seq,
 			 __u8 prio, int completer, const __s32 *sum,
-			 __u8 flags, __u8 *buf)
+			 __u8 flags, __be16 ipid, __u8 *buf)
 {
 	struct t_pkt p = t_data(&self->n, job, completer, seq, prio, sum, NV);
 
+	p.ipid = ipid;		/* the broadcast's number: the switch's choice */
 	p.saddr = t_ip(T_SW_IP);
 	p.sport = ESA_DEFAULT_PORT;
 	p.type = ESA_T_RESULT;
@@ -97,7 +98,7 @@ static int expect_result(FIXTURE_DATA(esa) *self, __u16 job, __u32 seq,
 	return t_build(&p, buf);
 }
 
-/* A packet from rank `from` rewritten toward a PS. */
+/* A packet from rank `from` rewritten toward a PS: from the switch. */
 static int expect_ps(FIXTURE_DATA(esa) *self, __u16 from_job, int from_rank,
 		     const char *ps, const __u8 *ps_mac, __u8 type,
 		     __u8 reason, __u8 flags, __u16 job, __u16 rank,
@@ -108,6 +109,9 @@ static int expect_ps(FIXTURE_DATA(esa) *self, __u16 from_job, int from_rank,
 
 	memcpy(p.dmac, ps_mac, 6);
 	memcpy(p.smac, self->n.sw1_mac, 6);
+	p.saddr = t_ip(T_SW_IP);
+	p.sport = ESA_DEFAULT_PORT;
+	p.ttl = 64;
 	p.daddr = t_ip(ps);
 	p.dport = T_PS_PORT;
 	p.type = type;
@@ -189,8 +193,8 @@ TEST_F(esa, aggregate_adds_new_rank)
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_AGGREGATED));
 }
 
-/* Rule 2: the last rank completes: the sum goes to every port at once (one
- * copy per port and lane, addressed by egress), the slot is free at once. */
+/* Rule 2: the last rank completes: the sum goes to the job's devmap (one
+ * copy per member, addressed by egress), the slot is free at once. */
 TEST_F(esa, complete_multicasts_and_frees_at_once)
 {
 	__u8 want[2048];
@@ -203,14 +207,9 @@ TEST_F(esa, complete_multicasts_and_frees_at_once)
 	SEND(JA, 1, 5, 3, 0, &r);
 	SEND(JA, 2, 5, 3, 0, &r);
 	EXPECT_EQ(XDP_REDIRECT, r.verdict);
-	len = expect_result(self, JA, 5, 3, 2, self->sum, 0, want);
+	len = expect_result(self, JA, 5, 3, 2, self->sum, 0, t_ipid(&r), want);
 	EXPECT_BYTES(&r, want, len);
-	ASSERT_EQ(sizeof(struct esa_meta), r.metalen);
-	EXPECT_EQ(self->n.sw1, r.meta.ps_ifindex);
-	EXPECT_EQ(t_ip(T_PS_A), r.meta.ps_ip);
-	EXPECT_EQ(htons(T_PS_PORT), r.meta.ps_port);
-	EXPECT_EQ(0, memcmp(r.meta.ps_mac, t_ps_a_mac, 6));
-	EXPECT_EQ(0, memcmp(r.meta.ps_port_mac, self->n.sw1_mac, 6));
+	EXPECT_EQ(0, r.metalen);
 	ASSERT_EQ(0, t_slot(&self->e, t_slot_of(&self->e, JA, 5), &s, NULL));
 	EXPECT_EQ(ESA_SLOT_FREE, s.state);
 	EXPECT_EQ(ESA_TOMB_DONE, t_tomb(&self->e, JA, 5));
@@ -442,7 +441,7 @@ TEST_F(esa, resend_of_missing_rank_completes)
 	SEND(JA, 1, 61, 2, 0, &r);
 	SEND(JA, 2, 61, 2, ESA_F_RESEND, &r);
 	EXPECT_EQ(XDP_REDIRECT, r.verdict);
-	len = expect_result(self, JA, 61, 2, 2, self->sum, 0, want);
+	len = expect_result(self, JA, 61, 2, 2, self->sum, 0, t_ipid(&r), want);
 	EXPECT_BYTES(&r, want, len);
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_COMPLETED));
 }
@@ -486,7 +485,7 @@ TEST_F(esa, overflow_in_result_is_flagged)
 	for (int k = 0; k < W; k++)
 		SEND(JA, k, 70, 0, 0, &r);
 	EXPECT_EQ(XDP_REDIRECT, r.verdict);
-	len = expect_result(self, JA, 70, 0, 2, want_v, ESA_F_OVERFLOW, want);
+	len = expect_result(self, JA, 70, 0, 2, want_v, ESA_F_OVERFLOW, t_ipid(&r), want);
 	EXPECT_BYTES(&r, want, len);
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_OVERFLOW));
 
@@ -540,7 +539,7 @@ TEST_F(esa, extreme_values_sum_exactly)
 	}
 	for (int k = 0; k < W; k++)
 		SEND(JA, k, 90, 0, 0, &r);
-	len = expect_result(self, JA, 90, 0, 2, want_v, 0, want);
+	len = expect_result(self, JA, 90, 0, 2, want_v, 0, t_ipid(&r), want);
 	EXPECT_BYTES(&r, want, len);
 }
 
@@ -578,12 +577,16 @@ TEST_F(esa, expired_lease_frees_slots)
 
 	LOAD(ESA_POLICY_ESA, 64, 0);
 	j = t_job(W, T_PS_A, 7, 3);
-	j.lease_ms = 20;
-	ASSERT_EQ(0, esa_job_add(&self->e, 3, &j, self->err, sizeof(self->err)));
-	gen = j.gen;
+	j.lease_ms = ESA_LEASE_MS_MIN - 1;	/* would expire live jobs */
+	EXPECT_EQ(-EINVAL, esa_job_add(&self->e, 3, &j, self->err, sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "lease"));
+	j.lease_ms = ESA_LEASE_MS_MIN;
+	ASSERT_EQ(0, t_job_add(&self->e, 3, &j, self->err, sizeof(self->err)));
+	gen = esa_job_gen(&j);
+	EXPECT_EQ(gen, j.reg);
 	SEND(3, 0, 110, 7, 0, &r);
 	idx = t_slot_of(&self->e, 3, 110);
-	usleep(80 * 1000);
+	usleep((ESA_LEASE_MS_MIN + 150) * 1000);
 	ASSERT_EQ(0, esa_job_read(&self->e, 3, &j));
 	EXPECT_TRUE(esa_job_expired(&j));
 	sb = t_seq_for_slot(&self->e, JB, idx, 0);
@@ -592,7 +595,8 @@ TEST_F(esa, expired_lease_frees_slots)
 	EXPECT_EQ(1, t_ctr(&self->e, 3, ESA_C_RECLAIMED));
 	SEND(3, 1, 110, 7, 0, &r);		/* renews: new generation */
 	ASSERT_EQ(0, esa_job_read(&self->e, 3, &j));
-	EXPECT_EQ(gen + 1, j.gen);
+	EXPECT_EQ(gen + 1, esa_job_gen(&j));
+	EXPECT_EQ(gen, j.reg);			/* the same registration */
 	EXPECT_FALSE(esa_job_expired(&j));
 	EXPECT_EQ(1, t_ctr(&self->e, 3, ESA_C_EXPIRED));
 }
@@ -610,11 +614,12 @@ TEST_F(esa, job_id_reuse_starts_new_generation)
 	idx = t_slot_of(&self->e, JA, 120);
 	EXPECT_EQ(-EEXIST, esa_job_add(&self->e, JA, &j, self->err, sizeof(self->err)));
 	ASSERT_EQ(0, esa_job_del(&self->e, JA));
-	ASSERT_EQ(0, esa_job_add(&self->e, JA, &j, self->err, sizeof(self->err)));
+	esa_deliver_clear(&self->e, JA);
+	ASSERT_EQ(0, t_job_add(&self->e, JA, &j, self->err, sizeof(self->err)));
 	SEND(JA, 1, 120, 1, 0, &r);		/* a new chunk, not rank 1 of the old */
 	EXPECT_EQ(XDP_DROP, r.verdict);
 	ASSERT_EQ(0, t_slot(&self->e, idx, &s, NULL));
-	EXPECT_EQ(j.gen, s.gen);
+	EXPECT_EQ(esa_job_gen(&j), s.gen);
 	EXPECT_EQ(2, s.bitmap);
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_RECLAIMED));
 }
@@ -654,7 +659,7 @@ TEST_F(esa, bad_packets_dropped_and_counted)
 	static const struct { const char *name; int ctr; bool global; } c[T_MAX] = {
 		[T_HDR]	   = { "header cut short", ESA_C_DROP_TRUNC, true },
 		[T_VAL]	   = { "values cut short", ESA_C_DROP_TRUNC },
-		[T_VER]	   = { "version 2", ESA_C_DROP_VERSION, true },
+		[T_VER]	   = { "version 1", ESA_C_DROP_VERSION, true },
 		[T_JOB]	   = { "unregistered job", ESA_C_DROP_JOB },
 		[T_BIGJOB] = { "job id past max_jobs", ESA_C_DROP_JOB, true },
 		[T_RANK]   = { "rank past the job", ESA_C_DROP_RANK },
@@ -684,7 +689,7 @@ TEST_F(esa, bad_packets_dropped_and_counted)
 		int len;
 
 		switch (t) {
-		case T_VER: p.version = 2; break;
+		case T_VER: p.version = ESA_VERSION - 1; break;	/* the last one */
 		case T_JOB: p.job = 9; p.sport = T_WORKER_PORT + 9; row = 9;
 			was = t_ctr(&self->e, row, c[t].ctr); break;
 		case T_BIGJOB: p.job = 16; break;
@@ -790,45 +795,60 @@ TEST_F(esa, other_traffic_passes_untouched)
 static int egress(FIXTURE_DATA(esa) *self, const struct t_run *r, int ifindex,
 		  struct t_run *out, struct t_pkt *got, __s32 *vals)
 {
-	if (t_run(self->e.egress_test_fd, r->pkt, r->len, ifindex, r->out,
-		  r->metalen, out))
+	if (t_run(self->e.egress_test_fd, r->pkt, r->len, ifindex, NULL, 0, out))
 		return -1;
 	if (out->verdict == XDP_PASS && t_parse(out->pkt, out->len, got, vals, NV))
 		return -1;
 	return out->verdict;
 }
 
-/* On each port the copies of a result go: first to the job's worker there,
- * next to its PS if it is there too; the rest are dropped. */
-TEST_F(esa, egress_addresses_worker_and_ps)
+/* The copy got must be the sum, addressed to worker rank of job. */
+static void expect_worker_copy(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(esa) *self, const struct t_run *w,
+			       const struct t_pkt *got, const __s32 *vals,
+			       int rank, __u16 job)
 {
+	__u8 mac[6];
+
+	EXPECT_EQ(t_worker_ip(rank), got->daddr);
+	EXPECT_EQ(t_ip(T_SW_IP), got->saddr);
+	EXPECT_EQ(T_WORKER_PORT + job, got->dport);
+	EXPECT_EQ(ESA_DEFAULT_PORT, got->sport);
+	EXPECT_EQ(0, got->resv);
+	EXPECT_EQ(0, t_csum(w->pkt + sizeof(struct ethhdr), sizeof(struct iphdr)));
+	t_worker_mac(rank, mac);
+	EXPECT_EQ(0, memcmp(got->dmac, mac, 6));
+	EXPECT_EQ(0, memcmp(got->smac, self->n.sw0_mac, 6));
+	for (int i = 0; i < NV; i++)
+		EXPECT_EQ(self->sum[i], vals[i]);
+}
+
+/*
+ * One copy per member, through the job's devmap: on each port the copies
+ * come in member order, and egress addresses each to its member.  All three
+ * ranks of job A sit behind sw0, its PS behind sw1.
+ */
+TEST_F(esa, egress_addresses_every_member)
+{
+	struct esa_fanout f;
 	struct t_run r, w;
 	struct t_pkt got;
 	__s32 vals[NV];
-	__u8 mac[6];
 
 	LOAD(ESA_POLICY_ESA, 64, 0);
+	ASSERT_EQ(0, esa_fanout_read(&self->e, JA, &f));
+	EXPECT_EQ(W + 1, f.n);
 	for (int k = 0; k < W; k++)
 		SEND(JA, k, 170, 0, 0, &r);
 	ASSERT_EQ(XDP_REDIRECT, r.verdict);
-	ASSERT_EQ(ESA_META_RESULT, r.meta.kind);
-
-	/* sw0: all three ranks sit behind it here; the first one learnt
-	 * (rank 0) holds the port.  Its copy, then nothing: no PS on sw0. */
-	ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw0, &w, &got, vals));
-	EXPECT_EQ(t_worker_ip(0), got.daddr);
-	EXPECT_EQ(t_ip(T_SW_IP), got.saddr);
-	EXPECT_EQ(T_WORKER_PORT + JA, got.dport);
-	EXPECT_EQ(ESA_DEFAULT_PORT, got.sport);
-	EXPECT_EQ(0, t_csum(w.pkt + sizeof(struct ethhdr), sizeof(struct iphdr)));
-	t_worker_mac(0, mac);
-	EXPECT_EQ(0, memcmp(got.dmac, mac, 6));
-	EXPECT_EQ(0, memcmp(got.smac, self->n.sw0_mac, 6));
-	for (int i = 0; i < NV; i++)
-		EXPECT_EQ(self->sum[i], vals[i]);
+	for (int k = 0; k < W; k++) {
+		ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw0, &w, &got, vals));
+		expect_worker_copy(_metadata, self, &w, &got, vals, k, JA);
+	}
+	/* A fourth copy on sw0 has no member: dropped and counted. */
 	EXPECT_EQ(XDP_DROP, egress(self, &r, self->n.sw0, &w, &got, vals));
+	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_COPY_DROP));
 
-	/* sw1: no worker of job A, its PS: the first copy is the PS's. */
 	ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw1, &w, &got, vals));
 	EXPECT_EQ(t_ip(T_PS_A), got.daddr);
 	EXPECT_EQ(T_PS_PORT, got.dport);
@@ -836,18 +856,18 @@ TEST_F(esa, egress_addresses_worker_and_ps)
 	EXPECT_EQ(0, memcmp(got.smac, self->n.sw1_mac, 6));
 	EXPECT_EQ(0, t_csum(w.pkt + sizeof(struct ethhdr), sizeof(struct iphdr)));
 	EXPECT_EQ(XDP_DROP, egress(self, &r, self->n.sw1, &w, &got, vals));
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_RESULT_TX));
+	EXPECT_EQ(W, t_ctr(&self->e, JA, ESA_C_RESULT_TX));
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_PS_COPY_TX));
 
-	/* The next result starts afresh on every port. */
+	/* The next result (another broadcast) starts afresh on every port. */
 	for (int k = 0; k < W; k++)
 		SEND(JA, k, 171, 0, 0, &r);
-	EXPECT_EQ(XDP_PASS, egress(self, &r, self->n.sw0, &w, &got, vals));
+	ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw0, &w, &got, vals));
 	EXPECT_EQ(t_worker_ip(0), got.daddr);
 }
 
-/* A worker and the PS of one job behind one port both get their copy. */
-TEST_F(esa, egress_worker_and_ps_share_a_port)
+/* A job's workers and its PS behind one port each get their copy. */
+TEST_F(esa, egress_workers_and_ps_share_a_port)
 {
 	struct esa_job j = t_job(W, T_PS_W, 7, 6);
 	struct t_run r, w;
@@ -855,13 +875,14 @@ TEST_F(esa, egress_worker_and_ps_share_a_port)
 	__s32 vals[NV];
 
 	LOAD(ESA_POLICY_ESA, 64, 0);
-	ASSERT_EQ(0, esa_job_add(&self->e, 6, &j, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, t_job_add(&self->e, 6, &j, self->err, sizeof(self->err)));
 	for (int k = 0; k < W; k++)
 		SEND(6, k, 3, 0, 0, &r);
 	ASSERT_EQ(XDP_REDIRECT, r.verdict);
-	EXPECT_EQ(self->n.sw0, r.meta.ps_ifindex);
-	ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw0, &w, &got, vals));
-	EXPECT_EQ(t_worker_ip(0), got.daddr);
+	for (int k = 0; k < W; k++) {
+		ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw0, &w, &got, vals));
+		EXPECT_EQ(t_worker_ip(k), got.daddr);
+	}
 	ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw0, &w, &got, vals));
 	EXPECT_EQ(t_ip(T_PS_W), got.daddr);
 	EXPECT_EQ(0, memcmp(got.dmac, t_ps_w_mac, 6));
@@ -869,7 +890,7 @@ TEST_F(esa, egress_worker_and_ps_share_a_port)
 	EXPECT_EQ(XDP_DROP, egress(self, &r, self->n.sw1, &w, &got, vals));
 }
 
-/* A unicast frame (here to a PS) leaves through the port devmap with its
+/* A unicast frame (here to a PS) goes through the port devmap with its
  * egress program, untouched by it. */
 TEST_F(esa, unicast_passes_egress_untouched)
 {
@@ -880,26 +901,123 @@ TEST_F(esa, unicast_passes_egress_untouched)
 	LOAD(ESA_POLICY_ESA, 64, 0);
 	SEND(JA, 0, 172, 0, ESA_F_RESEND, &r);
 	ASSERT_EQ(XDP_REDIRECT, r.verdict);
-	ASSERT_EQ(sizeof(struct esa_meta), r.metalen);
-	EXPECT_EQ(ESA_META_UNICAST, r.meta.kind);
+	EXPECT_EQ(0, r.metalen);
 	ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw1, &w, &got, vals));
 	EXPECT_EQ(r.len, w.len);
 	EXPECT_EQ(0, memcmp(r.pkt, w.pkt, r.len));
 }
 
-/* Two ranks of one job behind one port: the first keeps the port (one copy
- * per port and lane); the conflict is counted. */
-TEST_F(esa, two_ranks_behind_one_port_counted)
+/*
+ * A rank lives where it is bound: its port from the registration, its MAC
+ * learnt from its first packet.  A packet carrying its address from another
+ * port, or from another MAC on its port, is dropped (drop_place) and moves
+ * nothing, whatever it would have done to the slot.
+ */
+TEST_F(esa, rank_bound_to_its_port_and_mac)
 {
+	struct esa_bind b;
+	struct t_pkt p;
 	struct t_run r;
 
 	LOAD(ESA_POLICY_ESA, 64, 0);
+	ASSERT_EQ(0, esa_bind_read(&self->e, JA, 0, &b));
+	EXPECT_EQ(ESA_BIND_PORT, b.word & 0xffffffff);
+	EXPECT_EQ(self->n.sw0, (int)b.ifindex);
+
+	/* rank 0's first packet, from its port: the MAC is learnt, once */
 	SEND(JA, 0, 180, 0, 0, &r);
-	SEND(JA, 1, 180, 0, 0, &r);
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_LEARN));
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_LEARN_CONFLICT));
-	SEND(JA, 1, 181, 0, 0, &r);		/* no new conflict per packet */
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_LEARN_CONFLICT));
+	ASSERT_EQ(0, esa_bind_read(&self->e, JA, 0, &b));
+	EXPECT_EQ(ESA_BIND_PORT | ESA_BIND_MAC, b.word & 0xffffffff);
+
+	/* the same rank from another port: dropped, not aggregated */
+	p = t_data(&self->n, JA, 0, 180, 0, self->v[0], NV);
+	p.flags = ESA_F_RESEND;		/* would flush the partial */
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw1, &r));
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	/* ... and from another MAC on its port */
+	p.smac[5] ^= 0x40;
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw0, &r));
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	EXPECT_EQ(2, t_ctr(&self->e, JA, ESA_C_DROP_PLACE));
+	EXPECT_EQ(0, t_ctr(&self->e, JA, ESA_C_RESEND_FLUSH));
+	/* rank 1's first packet from another port binds nothing: its port
+	 * came with the registration */
+	p = t_data(&self->n, JA, 1, 180, 0, self->v[1], NV);
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw1, &r));
+	EXPECT_EQ(3, t_ctr(&self->e, JA, ESA_C_DROP_PLACE));
+	EXPECT_EQ(0, t_ctr(&self->e, JA, ESA_C_AGGREGATED));
+
+	/* a forged first packet of rank 2 from another MAC binds it there
+	 * (the first packet wins: give MACs at registration where that
+	 * matters); the real rank 2 is then refused, and nothing re-learns */
+	p = t_data(&self->n, JA, 2, 181, 0, self->v[2], NV);
+	p.smac[5] ^= 0x40;
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw0, &r));
+	SEND(JA, 2, 182, 0, 0, &r);
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	EXPECT_EQ(4, t_ctr(&self->e, JA, ESA_C_DROP_PLACE));
+	EXPECT_EQ(2, t_ctr(&self->e, JA, ESA_C_LEARN));
+}
+
+/* A MAC given at registration is checked from the first packet on. */
+TEST_F(esa, given_mac_checked_from_the_first_packet)
+{
+	struct esa_job j = t_job(W, T_PS_A, 7, 7);
+	struct esa_place pl[ESA_PLACES] = {};
+	struct t_pkt p;
+	struct t_run r;
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	ASSERT_EQ(0, esa_places_resolve(&self->e, &j, pl, self->err, sizeof(self->err)));
+	for (int k = 0; k < W; k++) {
+		t_worker_mac(k, pl[k].mac);
+		pl[k].have_mac = true;
+	}
+	ASSERT_EQ(0, esa_binds_stage(&self->e, 7, &j, pl, self->err, sizeof(self->err)));
+	/* staged (registration not yet made): packets are refused as the
+	 * job's, and nothing can be learnt into the staged bindings */
+	p = t_data(&self->n, 7, 0, 1, 0, self->v[0], NV);
+	p.smac[5] ^= 0x40;
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw0, &r));
+	EXPECT_EQ(1, t_ctr(&self->e, 7, ESA_C_DROP_JOB));
+	ASSERT_EQ(0, esa_job_add(&self->e, 7, &j, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw0, &r));
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	EXPECT_EQ(1, t_ctr(&self->e, 7, ESA_C_DROP_PLACE));	/* staged: checked */
+	ASSERT_EQ(0, esa_deliver_set(&self->e, 7, &j, pl, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw0, &r));
+	EXPECT_EQ(2, t_ctr(&self->e, 7, ESA_C_DROP_PLACE));
+	SEND(7, 0, 2, 0, 0, &r);
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	EXPECT_EQ(1, t_ctr(&self->e, 7, ESA_C_CLAIMED));
+	EXPECT_EQ(0, t_ctr(&self->e, 7, ESA_C_LEARN));
+}
+
+/* A job of one rank: its packet is its sum, sent to its members at once. */
+TEST_F(esa, one_rank_job_completes_at_once)
+{
+	struct esa_job j = t_job(1, T_PS_A, 7, 8);
+	struct t_run r, w;
+	struct t_pkt got;
+	__s32 vals[NV];
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	ASSERT_EQ(0, t_job_add(&self->e, 8, &j, self->err, sizeof(self->err)));
+	for (__u32 seq = 0; seq < 3; seq++) {
+		SEND(8, 0, seq, 0, 0, &r);
+		ASSERT_EQ(XDP_REDIRECT, r.verdict);
+		ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw0, &w, &got, vals));
+		EXPECT_EQ(ESA_T_RESULT, got.type);
+		EXPECT_EQ(1, got.bitmap);
+		EXPECT_EQ(ESA_RANK_NONE, got.rank);
+		EXPECT_EQ(seq, got.seq);
+		EXPECT_EQ(t_worker_ip(0), got.daddr);
+		for (int i = 0; i < NV; i++)
+			EXPECT_EQ(self->v[0][i], vals[i]);
+	}
+	EXPECT_EQ(3, t_ctr(&self->e, 8, ESA_C_COMPLETED));
+	EXPECT_EQ(0, t_ctr(&self->e, 8, ESA_C_CLAIMED));
 }
 
 /* Without a resolved next hop the PS is reached through the kernel stack;
@@ -912,11 +1030,12 @@ TEST_F(esa, unresolved_and_unreachable_ps)
 	struct t_run r;
 
 	LOAD(ESA_POLICY_ESA, 64, 0);
-	ASSERT_EQ(0, esa_job_add(&self->e, 4, &j, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, t_job_add(&self->e, 4, &j, self->err, sizeof(self->err)));
 	SEND(4, 0, 190, 0, ESA_F_RESEND, &r);
 	EXPECT_EQ(XDP_PASS, r.verdict);
 	ip = (const void *)(r.pkt + sizeof(struct ethhdr));
 	EXPECT_EQ(t_ip(T_PS_NONEIGH), ip->daddr);
+	EXPECT_EQ(t_worker_ip(0), ip->saddr);	/* the stack forwards it */
 	EXPECT_EQ(1, t_ctr(&self->e, 4, ESA_C_PS_STACK));
 
 	/* A completion whose PS copy cannot be made goes whole to the PS. */
@@ -927,36 +1046,40 @@ TEST_F(esa, unresolved_and_unreachable_ps)
 	EXPECT_EQ(ESA_T_PARTIAL, h->type);
 	EXPECT_EQ(ESA_R_DELIVER, h->reason);
 	EXPECT_EQ(esa_full_mask(W), be64toh(h->bitmap));
+	EXPECT_EQ(1, t_ctr(&self->e, 4, ESA_C_FANOUT_MISS));
 
+	/* no route: the registration is refused, and a job registered
+	 * behind esactl's back has its packets dropped and counted */
 	j = t_job(W, T_PS_UNREACH, 7, 5);
+	EXPECT_NE(0, t_job_add(&self->e, 5, &j, self->err, sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "no route"));
 	ASSERT_EQ(0, esa_job_add(&self->e, 5, &j, self->err, sizeof(self->err)));
 	SEND(5, 0, 192, 0, ESA_F_RESEND, &r);
 	EXPECT_EQ(XDP_DROP, r.verdict);
 	EXPECT_EQ(1, t_ctr(&self->e, 5, ESA_C_DROP_NOROUTE));
 }
 
-/* A PS port that does not deliver results: the completed sum goes to the
- * PS whole, so the PS always has every result. */
-TEST_F(esa, completion_without_ps_lane_goes_whole_to_ps)
+/* A job without a fan-out table for its registration (registered behind
+ * esactl's back): its sums go whole to its PS, which delivers them. */
+TEST_F(esa, completion_without_fanout_goes_whole_to_ps)
 {
+	struct esa_job j = t_job(W, T_PS_A, 7, 9);
 	__u8 want[2048];
 	struct t_run r;
 	int len;
 
 	LOAD(ESA_POLICY_ESA, 64, 0);
-	for (int c = 0; c < ESA_PORT_COPIES; c++) {
-		__u32 k = ESA_PORT_KEY(self->n.sw1, c);
-
-		ASSERT_EQ(0, bpf_map_delete_elem(self->e.ports_fd, &k));
-	}
+	ASSERT_EQ(0, esa_job_add(&self->e, 9, &j, self->err, sizeof(self->err)));
 	for (int i = 0; i < W; i++)
-		SEND(JA, i, 200, 1, 0, &r);
+		SEND(9, i, 200, 1, 0, &r);
 	EXPECT_EQ(XDP_REDIRECT, r.verdict);
 	EXPECT_EQ(0, r.metalen);
-	len = expect_ps(self, JA, 2, T_PS_A, t_ps_a_mac, ESA_T_PARTIAL,
-			ESA_R_DELIVER, 0, JA, ESA_RANK_NONE, 200, 1,
+	len = expect_ps(self, 9, 2, T_PS_A, t_ps_a_mac, ESA_T_PARTIAL,
+			ESA_R_DELIVER, 0, 9, ESA_RANK_NONE, 200, 1,
 			esa_full_mask(W), self->sum, want);
 	EXPECT_BYTES(&r, want, len);
+	EXPECT_EQ(1, t_ctr(&self->e, 9, ESA_C_FANOUT_MISS));
+	EXPECT_EQ(W, t_ctr(&self->e, 9, ESA_C_LEARN));	/* bound by packets */
 }
 
 /* Policy atp: a completed slot is held until the PS's ack passes back. */
@@ -964,8 +1087,9 @@ TEST_F(esa, atp_holds_slot_until_ps_ack)
 {
 	const struct esa_hdr *h;
 	struct esa_slot s;
-	struct t_run r;
-	struct t_pkt ack;
+	struct t_run r, w;
+	struct t_pkt ack, got;
+	__s32 vals[NV];
 	__u32 idx, sb;
 
 	LOAD(ESA_POLICY_ATP, 64, 0);
@@ -984,27 +1108,48 @@ TEST_F(esa, atp_holds_slot_until_ps_ack)
 	SEND(JB, 0, sb, 7, 0, &r);
 	EXPECT_EQ(1, t_ctr(&self->e, JB, ESA_C_COLLISION));
 
-	/* An ack from anyone but the PS is dropped. */
+	/* An ack from anyone but the PS is dropped, and sends nothing on. */
 	ack = t_data(&self->n, JA, 0, 210, 1, self->sum, NV);
 	ack.type = ESA_T_ACK;
 	ack.rank = ESA_RANK_NONE;
 	ack.bitmap = esa_full_mask(W);
 	ASSERT_EQ(0, t_send(&self->e, &ack, self->n.sw0, &r));
 	EXPECT_EQ(XDP_DROP, r.verdict);
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_DROP_SPOOF));
-
-	/* The PS's ack frees the slot and goes to the workers. */
+	/* ... nor the PS's address from another port than the PS's */
 	ack.saddr = t_ip(T_PS_A);
 	ack.sport = T_PS_PORT;
+	ASSERT_EQ(0, t_send(&self->e, &ack, self->n.sw0, &r));
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	EXPECT_EQ(2, t_ctr(&self->e, JA, ESA_C_DROP_ACK));
+	/* ... nor one with a reason */
+	ack.reason = ESA_R_HOLD;
+	ASSERT_EQ(0, t_send(&self->e, &ack, self->n.sw1, &r));
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_DROP_HEADER));
+	ack.reason = 0;
+
+	/* The PS's ack frees the slot and goes to the members, not the PS. */
 	ASSERT_EQ(0, t_send(&self->e, &ack, self->n.sw1, &r));
 	EXPECT_EQ(XDP_REDIRECT, r.verdict);
-	ASSERT_EQ(sizeof(struct esa_meta), r.metalen);
-	EXPECT_EQ(0, r.meta.ps_ifindex);
+	EXPECT_EQ(0, r.metalen);
 	h = (const void *)(r.pkt + T_HDRS);
 	EXPECT_EQ(ESA_T_RESULT, h->type);
+	EXPECT_EQ(ESA_RESV_NO_PS, h->resv);
+	ASSERT_EQ(0, egress(self, &r, self->n.sw1, &w, &got, vals) == XDP_DROP ? 0 : -1);
+	EXPECT_EQ(0, t_ctr(&self->e, JA, ESA_C_PS_COPY_TX));
+	ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw0, &w, &got, vals));
+	EXPECT_EQ(0, got.resv);
 	ASSERT_EQ(0, t_slot(&self->e, idx, &s, NULL));
 	EXPECT_EQ(ESA_SLOT_FREE, s.state);
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_HELD));
+	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_ACK));
+
+	/* A second ack of the same sum (or a spoofed one) matches no held
+	 * slot: dropped and counted, never a second result to the workers. */
+	ASSERT_EQ(0, t_send(&self->e, &ack, self->n.sw1, &r));
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_ACK_STALE));
+	EXPECT_EQ(2, t_ctr(&self->e, JA, ESA_C_DROP_ACK));
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_ACK));
 }
 
@@ -1118,6 +1263,387 @@ TEST_F(esa, job_registration_checked)
 	j.region_base = 60;		/* wrapping the pool is fine */
 	j.region_size = 64;
 	EXPECT_EQ(0, esa_job_add(&self->e, 6, &j, self->err, sizeof(self->err)));
+}
+
+/* ------------------------------------------------------------------ */
+/* Two levels: leaves sum their ranks, a spine sums the leaves         */
+/* ------------------------------------------------------------------ */
+
+#define JL	10	/* at a leaf: ranks 0 and 1 of 3 here, its spine at PS A's address */
+#define JS	11	/* at a spine: leaves at workers 0 (ranks 0-1) and 2 (ranks 2-3) */
+
+static struct esa_job leaf_job(void)
+{
+	struct esa_job j = t_job(W, T_PS_B, 7, JL);
+
+	j.rank[2] = (struct esa_addr){};	/* under another leaf */
+	j.up.ip = t_ip(T_PS_A);
+	j.up.port = htons(ESA_DEFAULT_PORT);
+	return j;
+}
+
+static struct esa_job spine_job(void)
+{
+	struct esa_job j = {
+		.nworkers = 4, .max_prio = 7,
+		.ps = { .ip = t_ip(T_PS_A), .port = htons(T_PS_PORT) },
+	};
+
+	j.rank[0] = (struct esa_addr){ t_worker_ip(0), htons(ESA_DEFAULT_PORT) };
+	j.set[0] = 0x3;
+	j.rank[2] = (struct esa_addr){ t_worker_ip(2), htons(ESA_DEFAULT_PORT) };
+	j.set[2] = 0xc;
+	return j;
+}
+
+/* The DATA a leaf (at worker `rank`'s address) sends its spine. */
+static struct t_pkt leaf_data(FIXTURE_DATA(esa) *self, int rank, __u32 seq,
+			      __u8 prio, __u64 set, const __s32 *vals)
+{
+	struct t_pkt p = t_data(&self->n, JS, rank, seq, prio, vals, NV);
+
+	p.sport = ESA_DEFAULT_PORT;
+	p.flags = ESA_F_LEAF;
+	p.bitmap = set;
+	return p;
+}
+
+/* The spine's RESULT of chunk seq for the leaf, as it arrives on sw1. */
+static struct t_pkt spine_result(FIXTURE_DATA(esa) *self, __u32 seq,
+				 const __s32 *vals)
+{
+	struct t_pkt p = t_data(&self->n, JL, 0, seq, 1, vals, NV);
+
+	memcpy(p.smac, t_ps_a_mac, 6);
+	memcpy(p.dmac, self->n.sw1_mac, 6);
+	p.saddr = t_ip(T_PS_A);
+	p.sport = ESA_DEFAULT_PORT;
+	p.type = ESA_T_RESULT;
+	p.rank = ESA_RANK_NONE;
+	p.bitmap = esa_full_mask(W);
+	return p;
+}
+
+/*
+ * A leaf sums the ranks under it; the sum goes to its spine as one DATA
+ * (ESA_F_LEAF, the lowest rank, the leaf's ranks), from the leaf's
+ * address and port, through the route to the spine.  A rank under another
+ * leaf is not its to take; a resend after the sum went up goes to the PS.
+ */
+TEST_F(esa, leaf_sends_its_sum_up)
+{
+	struct esa_job j = leaf_job();
+	struct esa_fanout f;
+	__u8 want[2048];
+	__s32 part[NV];
+	struct t_run r;
+	int len;
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	ASSERT_EQ(0, t_job_add(&self->e, JL, &j, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, esa_fanout_read(&self->e, JL, &f));
+	EXPECT_EQ(2, f.n);			/* its two ranks, no PS copy */
+	EXPECT_EQ(ESA_FAN_MAX, f.ps);
+	EXPECT_EQ(self->n.sw1, (int)f.up_ifindex);
+
+	SEND(JL, 0, 300, 1, 0, &r);
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	SEND(JL, 1, 300, 1, 0, &r);
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	len = expect_ps(self, JL, 1, T_PS_A, t_ps_a_mac, ESA_T_DATA, 0,
+			ESA_F_LEAF, JL, 0, 300, 1, 0x3, partial(self, 0x3, part),
+			want);
+	((struct udphdr *)(want + sizeof(struct ethhdr) +
+			   sizeof(struct iphdr)))->dest = htons(ESA_DEFAULT_PORT);
+	EXPECT_BYTES(&r, want, len);
+	EXPECT_EQ(1, t_ctr(&self->e, JL, ESA_C_UP_TX));
+	EXPECT_EQ(0, t_ctr(&self->e, JL, ESA_C_COMPLETED));
+	EXPECT_EQ(ESA_TOMB_DONE, t_tomb(&self->e, JL, 300));
+
+	/* rank 2 lives under another leaf */
+	SEND(JL, 2, 300, 1, 0, &r);
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	EXPECT_EQ(1, t_ctr(&self->e, JL, ESA_C_DROP_RANK));
+
+	/* the leaf's sum went up: a resend is the PS's to answer */
+	SEND(JL, 0, 300, 1, ESA_F_RESEND, &r);
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	len = expect_ps(self, JL, 0, T_PS_B, t_ps_b_mac, ESA_T_COLLISION,
+			ESA_R_RESEND, ESA_F_RESEND, JL, 0, 300, 1, 0x1,
+			self->v[0], want);
+	EXPECT_BYTES(&r, want, len);
+}
+
+/* A leaf with one rank of its job: each packet is the leaf's sum at once. */
+TEST_F(esa, leaf_of_one_rank_sends_at_once)
+{
+	struct esa_job j = leaf_job();
+	const struct esa_hdr *h;
+	struct t_run r;
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	j.rank[1] = (struct esa_addr){};
+	ASSERT_EQ(0, t_job_add(&self->e, JL, &j, self->err, sizeof(self->err)));
+	SEND(JL, 0, 310, 2, 0, &r);
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	h = (const void *)(r.pkt + T_HDRS);
+	EXPECT_EQ(ESA_T_DATA, h->type);
+	EXPECT_EQ(ESA_F_LEAF, h->flags);
+	EXPECT_EQ(1, be64toh(h->bitmap));
+	EXPECT_EQ(0, ntohs(h->rank));
+	EXPECT_EQ(0, memcmp(r.pkt + T_HDRS + ESA_HDR_LEN, self->v[0], 4 * NV));
+	EXPECT_EQ(1, t_ctr(&self->e, JL, ESA_C_UP_TX));
+	EXPECT_EQ(0, t_ctr(&self->e, JL, ESA_C_CLAIMED));
+	/* its resend is the PS's, as at any leaf */
+	SEND(JL, 0, 310, 2, ESA_F_RESEND, &r);
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	h = (const void *)(r.pkt + T_HDRS);
+	EXPECT_EQ(ESA_T_COLLISION, h->type);
+	EXPECT_EQ(ESA_R_RESEND, h->reason);
+	EXPECT_EQ(t_ip(T_PS_B), ((const struct iphdr *)(r.pkt + sizeof(struct ethhdr)))->daddr);
+	EXPECT_EQ(1, t_ctr(&self->e, JL, ESA_C_RESEND_FWD));
+}
+
+/*
+ * The spine's result comes back to the leaf, which sends it on to its own
+ * ranks (the spine gave the PS its copy).  It is taken only from the
+ * job's spine: its address and port, on the port it is behind.
+ */
+TEST_F(esa, leaf_sends_the_spines_result_to_its_ranks)
+{
+	struct esa_job j = leaf_job();
+	struct t_run r, w;
+	struct t_pkt p, got;
+	__s32 vals[NV];
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	ASSERT_EQ(0, t_job_add(&self->e, JL, &j, self->err, sizeof(self->err)));
+	SEND(JL, 0, 301, 1, 0, &r);		/* their MACs learnt, the */
+	SEND(JL, 1, 301, 1, 0, &r);		/* leaf's sum sent up */
+	p = spine_result(self, 301, self->sum);
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw1, &r));
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	for (int k = 0; k < 2; k++) {
+		ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw0, &w, &got, vals));
+		expect_worker_copy(_metadata, self, &w, &got, vals, k, JL);
+		EXPECT_EQ(ESA_T_RESULT, got.type);
+		EXPECT_EQ(esa_full_mask(W), got.bitmap);
+	}
+	EXPECT_EQ(XDP_DROP, egress(self, &r, self->n.sw0, &w, &got, vals));
+	EXPECT_EQ(XDP_DROP, egress(self, &r, self->n.sw1, &w, &got, vals));
+	EXPECT_EQ(1, t_ctr(&self->e, JL, ESA_C_DOWN_RX));
+	EXPECT_EQ(2, t_ctr(&self->e, JL, ESA_C_RESULT_TX));
+	EXPECT_EQ(0, t_ctr(&self->e, JL, ESA_C_PS_COPY_TX));
+
+	/* not from the spine: its address, its port, its side */
+	p.saddr = t_ip(T_PS_B);
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw1, &r));
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	p = spine_result(self, 302, self->sum);
+	p.sport = T_PS_PORT;
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw1, &r));
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	p = spine_result(self, 302, self->sum);
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw0, &r));
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	EXPECT_EQ(3, t_ctr(&self->e, JL, ESA_C_DROP_SPOOF));
+	/* not a whole sum, or with a rank */
+	p.bitmap = 0x3;
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw1, &r));
+	p = spine_result(self, 302, self->sum);
+	p.rank = 0;
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw1, &r));
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	EXPECT_EQ(2, t_ctr(&self->e, JL, ESA_C_DROP_HEADER));
+	EXPECT_EQ(1, t_ctr(&self->e, JL, ESA_C_DOWN_RX));
+	/* a RESULT for a job of one level is no leaf's */
+	p = spine_result(self, 303, self->sum);
+	p.job = JA;
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw1, &r));
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_DROP_TYPE));
+}
+
+/*
+ * A spine sums whole leaves: each leaf's DATA carries exactly the ranks
+ * registered under it, from its address and port; the result goes to the
+ * leaves and the PS.  A leaf's overflow carries into the result.
+ */
+TEST_F(esa, spine_sums_whole_leaves)
+{
+	struct esa_job j = spine_job();
+	__s32 lx[NV], ly[NV], vals[NV];
+	struct t_run r, w;
+	struct t_pkt p, got;
+	struct esa_slot s;
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	ASSERT_EQ(0, t_job_add(&self->e, JS, &j, self->err, sizeof(self->err)));
+	for (int i = 0; i < NV; i++) {
+		lx[i] = 1000 * i - 7;
+		ly[i] = -3 * i + 11;
+	}
+	p = leaf_data(self, 0, 400, 2, 0x3, lx);
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw0, &r));
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	ASSERT_EQ(0, t_slot(&self->e, t_slot_of(&self->e, JS, 400), &s, NULL));
+	EXPECT_EQ(0x3, s.bitmap);
+	p = leaf_data(self, 2, 400, 2, 0xc, ly);
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw0, &r));
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	for (int k = 0; k < 4; k += 2) {
+		ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw0, &w, &got, vals));
+		EXPECT_EQ(t_worker_ip(k), got.daddr);
+		EXPECT_EQ(ESA_DEFAULT_PORT, got.dport);
+		EXPECT_EQ(ESA_T_RESULT, got.type);
+		EXPECT_EQ(0xf, got.bitmap);
+		EXPECT_EQ(ESA_RANK_NONE, got.rank);
+		for (int i = 0; i < NV; i++)
+			EXPECT_EQ(lx[i] + ly[i], vals[i]);
+	}
+	ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw1, &w, &got, vals));
+	EXPECT_EQ(t_ip(T_PS_A), got.daddr);
+	EXPECT_EQ(1, t_ctr(&self->e, JS, ESA_C_COMPLETED));
+
+	/* a leaf's sum that left int32 makes the result's flag */
+	p = leaf_data(self, 0, 401, 2, 0x3, lx);
+	p.flags |= ESA_F_OVERFLOW;
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw0, &r));
+	p = leaf_data(self, 2, 401, 2, 0xc, ly);
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw0, &r));
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	EXPECT_EQ(ESA_F_OVERFLOW, ((const struct esa_hdr *)(r.pkt + T_HDRS))->flags);
+	EXPECT_EQ(1, t_ctr(&self->e, JS, ESA_C_OVERFLOW));
+}
+
+/* What a spine takes from a leaf: its ranks, no fewer, as a leaf's DATA. */
+TEST_F(esa, spine_checks_each_leaf)
+{
+	static const struct {
+		const char *what;
+		int rank, src, flags, counter;
+		__u64 set;
+	} bad[] = {
+		{ "not all its ranks", 0, 0, ESA_F_LEAF, ESA_C_DROP_HEADER, 0x1 },
+		{ "more than its ranks", 0, 0, ESA_F_LEAF, ESA_C_DROP_HEADER, 0x7 },
+		{ "a worker's DATA", 0, 0, 0, ESA_C_DROP_HEADER, 0x1 },
+		{ "a leaf's resend", 0, 0, ESA_F_LEAF | ESA_F_RESEND, ESA_C_DROP_HEADER, 0x3 },
+		{ "a rank under a leaf", 1, 1, ESA_F_LEAF, ESA_C_DROP_RANK, 0x2 },
+		{ "another's address", 0, 1, ESA_F_LEAF, ESA_C_DROP_SPOOF, 0x3 },
+	};
+	struct esa_job j = spine_job();
+	struct t_run r;
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	ASSERT_EQ(0, t_job_add(&self->e, JS, &j, self->err, sizeof(self->err)));
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		struct t_pkt p = leaf_data(self, bad[k].rank, 410, 1, bad[k].set,
+					   self->v[0]);
+		__u64 before = t_ctr(&self->e, JS, bad[k].counter);
+
+		p.flags = bad[k].flags;
+		p.saddr = t_worker_ip(bad[k].src);
+		t_worker_mac(bad[k].src, p.smac);
+		ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw0, &r));
+		EXPECT_EQ(XDP_DROP, r.verdict);
+		EXPECT_EQ(before + 1, t_ctr(&self->e, JS, bad[k].counter))
+			TH_LOG("%s", bad[k].what);
+	}
+	EXPECT_EQ(0, t_ctr(&self->e, JS, ESA_C_CLAIMED));
+}
+
+/*
+ * A leaf's sum the spine does not add goes to the PS as the PARTIAL it
+ * is (rank none, the leaf's ranks): evicted by a higher priority, then
+ * the other leaf's following its chunk (tombstone).
+ */
+TEST_F(esa, spine_sends_unsummed_leaf_sums_to_the_ps)
+{
+	struct esa_job j = spine_job();
+	__s32 lx[NV], ly[NV];
+	__u8 want[2048];
+	struct t_run r;
+	struct t_pkt p;
+	__u32 idx, sa;
+	int len;
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	ASSERT_EQ(0, t_job_add(&self->e, JS, &j, self->err, sizeof(self->err)));
+	for (int i = 0; i < NV; i++) {
+		lx[i] = 5 * i;
+		ly[i] = 7 * i + 1;
+	}
+	p = leaf_data(self, 0, 420, 1, 0x3, lx);
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw0, &r));
+	idx = t_slot_of(&self->e, JS, 420);
+	sa = t_seq_for_slot(&self->e, JA, idx, 0);
+	SEND(JA, 0, sa, 5, 0, &r);
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	len = expect_ps(self, JA, 0, T_PS_A, t_ps_a_mac, ESA_T_PARTIAL,
+			ESA_R_PREEMPT, 0, JS, ESA_RANK_NONE, 420, 1, 0x3, lx, want);
+	EXPECT_BYTES(&r, want, len);
+
+	p = leaf_data(self, 2, 420, 1, 0xc, ly);
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw0, &r));
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	len = expect_ps(self, JS, 2, T_PS_A, t_ps_a_mac, ESA_T_PARTIAL,
+			ESA_R_TOMB, 0, JS, ESA_RANK_NONE, 420, 1, 0xc, ly, want);
+	((struct udphdr *)(want + sizeof(struct ethhdr) +
+			   sizeof(struct iphdr)))->source = htons(ESA_DEFAULT_PORT);
+	EXPECT_BYTES(&r, want, len);
+	EXPECT_EQ(1, t_ctr(&self->e, JS, ESA_C_TOMB_FWD));
+	EXPECT_EQ(1, t_ctr(&self->e, JS, ESA_C_EVICTED));
+}
+
+/*
+ * Policy atp across two levels: the top holds the sum until its PS acks;
+ * a leaf, whose sums go up, holds none.
+ */
+TEST_F(esa, atp_holds_at_the_top_only)
+{
+	struct esa_job j = leaf_job(), sj = spine_job();
+	const struct esa_hdr *h;
+	struct t_pkt p, ack;
+	struct esa_slot s;
+	struct t_run r;
+	__s32 lx[NV];
+
+	LOAD(ESA_POLICY_ATP, 64, 0);
+	ASSERT_EQ(0, t_job_add(&self->e, JL, &j, self->err, sizeof(self->err)));
+	SEND(JL, 0, 320, 1, 0, &r);
+	SEND(JL, 1, 320, 1, 0, &r);
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	h = (const void *)(r.pkt + T_HDRS);
+	EXPECT_EQ(ESA_T_DATA, h->type);
+	EXPECT_EQ(ESA_F_LEAF, h->flags);
+	ASSERT_EQ(0, t_slot(&self->e, t_slot_of(&self->e, JL, 320), &s, NULL));
+	EXPECT_EQ(ESA_SLOT_FREE, s.state);
+	EXPECT_EQ(0, t_ctr(&self->e, JL, ESA_C_HELD));
+
+	ASSERT_EQ(0, t_job_add(&self->e, JS, &sj, self->err, sizeof(self->err)));
+	for (int i = 0; i < NV; i++)
+		lx[i] = i;
+	p = leaf_data(self, 0, 321, 1, 0x3, lx);
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw0, &r));
+	p = leaf_data(self, 2, 321, 1, 0xc, lx);
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw0, &r));
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	h = (const void *)(r.pkt + T_HDRS);
+	EXPECT_EQ(ESA_T_RESULT, h->type);
+	EXPECT_EQ(ESA_R_HOLD, h->reason);
+	ASSERT_EQ(0, t_slot(&self->e, t_slot_of(&self->e, JS, 321), &s, NULL));
+	EXPECT_EQ(ESA_SLOT_HELD, s.state);
+	ack = t_data(&self->n, JS, 0, 321, 1, lx, NV);
+	ack.type = ESA_T_ACK;
+	ack.rank = ESA_RANK_NONE;
+	ack.bitmap = 0xf;
+	ack.saddr = t_ip(T_PS_A);
+	ack.sport = T_PS_PORT;
+	ASSERT_EQ(0, t_send(&self->e, &ack, self->n.sw1, &r));
+	EXPECT_EQ(XDP_REDIRECT, r.verdict);
+	EXPECT_EQ(1, t_ctr(&self->e, JS, ESA_C_ACK));
+	ASSERT_EQ(0, t_slot(&self->e, t_slot_of(&self->e, JS, 321), &s, NULL));
+	EXPECT_EQ(ESA_SLOT_FREE, s.state);
 }
 
 TEST_HARNESS_MAIN

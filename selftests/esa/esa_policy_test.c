@@ -15,12 +15,13 @@
 	for (int _t = 0; _t < 3; _t++)					\
 	for (int _sp = 0; _sp < 3; _sp++)				\
 	for (int _pp = 0; _pp < 3; _pp++)				\
-	for (int _bits = 0; _bits < 16; _bits++)			\
+	for (int _bits = 0; _bits < 32; _bits++)			\
 	if ((v = (struct esa_view){					\
 		.policy = _p, .state = _s, .owner = _o, .tomb = _t,	\
 		.slot_prio = _sp * 100, .pkt_prio = _pp * 100,		\
 		.resend = _bits & 1, .rank_in = !!(_bits & 2),		\
-		.completes = !!(_bits & 4), .stale = !!(_bits & 8) }),	\
+		.completes = !!(_bits & 4), .stale = !!(_bits & 8),	\
+		.up = !!(_bits & 16) }),				\
 	    /* a free slot has no owner and vice versa */		\
 	    (v.state == ESA_SLOT_FREE) != (v.owner == ESA_OWN_NONE))	\
 		;							\
@@ -76,7 +77,8 @@ TEST(own_key_adds_completes_or_is_duplicate)
 			continue;
 		EXPECT_EQ(v.rank_in ? ESA_A_DUPLICATE :
 			  !v.completes ? ESA_A_ADD :
-			  v.policy == ESA_POLICY_ATP ? ESA_A_HOLD : ESA_A_COMPLETE, a);
+			  v.policy == ESA_POLICY_ATP && !v.up ? ESA_A_HOLD :
+			  ESA_A_COMPLETE, a);
 	}
 }
 

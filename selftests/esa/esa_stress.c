@@ -110,7 +110,7 @@ TEST(every_cpu_same_slots_exact_sums)
 		struct esa_job jb = t_job(jobs[j].w, jobs[j].ps, jobs[j].max_prio, jobs[j].id);
 
 		jobs[j].nchunks = nchunks;
-		ASSERT_EQ(0, esa_job_add(&e, jobs[j].id, &jb, err, sizeof(err))) TH_LOG("%s", err);
+		ASSERT_EQ(0, t_job_add(&e, jobs[j].id, &jb, err, sizeof(err))) TH_LOG("%s", err);
 	}
 	ASSERT_EQ(0, pm_init(&pm, jobs, NJOBS, nvals, seed));
 	for (int j = 0; j < NJOBS; j++)

@@ -107,7 +107,7 @@ static inline int t_read_mac(const char *ifname, __u8 mac[6])
 
 	if (fd < 0)
 		return -1;
-	strncpy(ifr.ifr_name, ifname, IFNAMSIZ - 1);
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", ifname);
 	rc = ioctl(fd, SIOCGIFHWADDR, &ifr);
 	close(fd);
 	if (!rc)
@@ -141,18 +141,39 @@ static inline int esa_netns_setup(struct t_net *n)
 	return 0;
 }
 
-/* Register ports for results without attaching XDP (tests use test-run). */
+/* Register ports for sending without attaching XDP (tests use test-run). */
 static inline int t_port_register(struct esa *e, int ifindex)
 {
-	for (int copy = 0; copy < ESA_PORT_COPIES; copy++) {
-		struct bpf_devmap_val v = { .ifindex = ifindex,
-					    .bpf_prog.fd = e->egress_fd };
-		__u32 k = ESA_PORT_KEY(ifindex, copy);
+	char err[ESA_ERR_LEN];
 
-		if (bpf_map_update_elem(e->ports_fd, &k, &v, BPF_ANY))
-			return -1;
+	return esa_port_register(e, ifindex, err, sizeof(err));
+}
+
+/* Register job id as esactl does: esa_job_register(). */
+static inline int t_job_add(struct esa *e, __u32 id, struct esa_job *j,
+			    char *err, size_t len)
+{
+	return esa_job_register(e, id, j, err, len);
+}
+
+/*
+ * The same, with the ranks' MACs given (job add ... IP:PORT@DEV/MAC), as
+ * t_job() places them: rank r is worker r of the topology.
+ */
+static inline int t_job_add_macs(struct esa *e, __u32 id, struct esa_job *j,
+				 char *err, size_t len)
+{
+	struct esa_place pl[ESA_PLACES] = {};
+
+	for (int r = 0; r < j->nworkers; r++) {
+		t_worker_mac(r, pl[r].mac);
+		pl[r].have_mac = true;
 	}
-	return 0;
+	if (esa_places_resolve(e, j, pl, err, len) ||
+	    esa_binds_stage(e, id, j, pl, err, len) ||
+	    esa_job_add(e, id, j, err, len))
+		return -1;
+	return esa_deliver_set(e, id, j, pl, err, len);
 }
 
 /* ------------------------------------------------------------------ */
@@ -163,6 +184,7 @@ struct t_pkt {
 	__u8	dmac[6], smac[6];
 	__be32	saddr, daddr;
 	__u16	sport, dport;	/* host order */
+	__be16	ipid;		/* as on the wire */
 	__u8	ttl;
 	__u8	version, type, flags, prio, reason, resv;
 	__u16	job, rank, count;	/* host order */
@@ -203,6 +225,7 @@ static inline int t_build(const struct t_pkt *p, __u8 *buf)
 	ip->version = 4;
 	ip->ihl = 5;
 	ip->ttl = p->ttl ? p->ttl : 64;
+	ip->id = p->ipid;
 	ip->protocol = IPPROTO_UDP;
 	ip->tot_len = htons(sizeof(*ip) + sizeof(*udp) + plen);
 	ip->saddr = p->saddr;
@@ -254,9 +277,8 @@ static inline struct t_pkt t_data(const struct t_net *n, __u16 job, __u16 rank,
 struct t_run {
 	int	verdict;
 	__u8	out[2048];
-	__u32	len;		/* packet length (after the metadata) */
+	__u32	len;		/* packet length (after any metadata) */
 	__u32	metalen;
-	struct esa_meta meta;	/* valid when metalen == sizeof */
 	const __u8 *pkt;	/* out + metalen */
 };
 
@@ -284,10 +306,13 @@ static inline int t_run(int prog_fd, const void *in, __u32 len, int ifindex,
 	r->metalen = ctx_out.data;
 	r->len = o.data_size_out - r->metalen;
 	r->pkt = r->out + r->metalen;
-	memset(&r->meta, 0, sizeof(r->meta));
-	if (r->metalen == sizeof(r->meta))
-		memcpy(&r->meta, r->out, sizeof(r->meta));
 	return 0;
+}
+
+/* The IP id the switch gave a result it sent in r: which broadcast. */
+static inline __be16 t_ipid(const struct t_run *r)
+{
+	return ((const struct iphdr *)(r->pkt + sizeof(struct ethhdr)))->id;
 }
 
 static inline int t_send(struct esa *e, const struct t_pkt *p, int ifindex,
@@ -318,6 +343,7 @@ static inline int t_parse(const __u8 *buf, __u32 len, struct t_pkt *p,
 	p->saddr = ip->saddr;
 	p->daddr = ip->daddr;
 	p->ttl = ip->ttl;
+	p->ipid = ip->id;
 	p->sport = ntohs(udp->source);
 	p->dport = ntohs(udp->dest);
 	p->version = h->version;
@@ -370,7 +396,7 @@ static inline int t_tomb(struct esa *e, __u16 job, __u32 seq)
 	fd = bpf_map__fd(bpf_object__find_map_by_name(e->obj, "esa_tombs"));
 	if (fd < 0 || bpf_map_lookup_elem(fd, &k, &t) || esa_job_read(e, job, &j))
 		return -1;
-	return esa_tomb_kind(&t, j.gen, seq);
+	return esa_tomb_kind(&t, esa_job_gen(&j), seq);
 }
 
 static inline __u64 t_ctr(struct esa *e, __u32 row, int idx)

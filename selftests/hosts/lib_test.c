@@ -5,7 +5,15 @@
  * duplication, reordering and garbage, exactly-once delivery, overflow redo
  * (spurious flags, true int32 overflow, float headroom), NaN handling,
  * asynchronous requests, several jobs and workers in one process, FETCH
- * answers, giving up.  Prints TAP.
+ * answers, trust (results and FETCHes only from the switch and the PS,
+ * address and port), ranks disagreeing on an allreduce, giving up with the
+ * silent peer named (ICMP errors, the PS's FETCH), the receive buffer
+ * granted (LIBTEST=rcvbuf as non-root too), resend deadlines in
+ * microseconds, 856-value packets.  Then, as root in a network namespace of
+ * its own, AF_XDP: its refusals (LIBTEST=xdp_refused as non-root too), no
+ * program left behind (a killed process included), an unresolved next hop,
+ * and the transport's tests again with every worker on AF_XDP on lo
+ * (LIBTEST_XDP=name picks some).  Prints TAP.
  */
 #include <errno.h>
 #include <math.h>
@@ -15,6 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "esa.h"
 #include "esa_int.h"
@@ -22,13 +33,16 @@
 
 static int tests, failures;
 static uint16_t next_port;
+/* The transport's settings for every worker (the AF_XDP pass), and the
+ * prefix of its test names. */
+static const char *g_io, *g_pass = "";
 
 static void ok(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void ok(bool cond, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("%sok %d - ", cond ? "" : "not ", ++tests);
+	printf("%sok %d - %s", cond ? "" : "not ", ++tests, g_pass);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -112,6 +126,7 @@ struct wt {
 	int	open_err;
 	struct esa_stats st;
 	int	serve_ms;
+	char	err[256];	/* the worker's last error */
 	esa_worker *w;
 };
 
@@ -140,6 +155,8 @@ static void *worker_main(void *arg)
 
 	snprintf(addr, sizeof(addr), "127.0.0.1:%u", t->swport);
 	esa_config_set(c, "switch", addr);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", t->swport + 1);	/* simswitch's PS */
+	esa_config_set(c, "ps", addr);
 	snprintf(addr, sizeof(addr), "127.0.0.1:%u", t->port0 + t->rank);
 	esa_config_set(c, "local", addr);
 	esa_config_set_int(c, "job", t->job);
@@ -149,6 +166,7 @@ static void *worker_main(void *arg)
 	esa_config_set_int(c, "timeout_max_ms", 40);
 	esa_config_set_int(c, "give_up_ms", 20000);
 	apply_extra(c, t->extra);
+	apply_extra(c, g_io);
 	t->w = esa_worker_open(c, err, sizeof(err));
 	esa_config_free(c);
 	if (!t->w) {
@@ -177,6 +195,7 @@ static void *worker_main(void *arg)
 	if (t->serve_ms)
 		esa_serve(t->w, t->serve_ms, 0);
 	esa_worker_stats(t->w, &t->st, sizeof(t->st));
+	snprintf(t->err, sizeof(t->err), "%s", esa_worker_error(t->w));
 	return NULL;
 }
 
@@ -365,6 +384,19 @@ static void test_config(void)
 	   !strcmp(buf, "10.255.0.1:7680"), "config: switch port defaults to 7680 (%s)", buf);
 	w = esa_worker_open(c, buf, sizeof(buf));
 	ok(!w && strstr(buf, "local"), "open: incomplete config refused (%s)", buf);
+	ok(esa_config_set(c, "give_up_ms", "0") == -EINVAL &&
+	   strstr(esa_config_error(c), "give_up_ms 0: a worker would wait for ever"),
+	   "config: give_up_ms 0 refused (%s)", esa_config_error(c));
+	{
+		int rc = esa_config_set(c, "window", "513");
+		char why[160];
+
+		snprintf(why, sizeof(why), "%s", esa_config_error(c));
+		ok(rc == -EINVAL && !strcmp(why, "window 513: more chunks in flight than the "
+		   "switch's tombstone ring holds (at most 512)") &&
+		   !esa_config_set(c, "window", "512"), "config: window 513 refused, 512 "
+		   "taken (%s)", why);
+	}
 	fd = mkstemp(path);
 	f = fdopen(fd, "w");
 	fprintf(f, "# a worker\nswitch = 10.255.0.1:7680\njob = 3\nrank=1\n workers = 4 \n"
@@ -372,6 +404,15 @@ static void test_config(void)
 	fclose(f);
 	ok(!esa_config_load(c, path) && !esa_config_get(c, "priority", buf, sizeof(buf)) &&
 	   !strcmp(buf, "srsf"), "config file: loaded (%s)", esa_config_error(c));
+	{
+		char why[256];
+
+		w = esa_worker_open(c, why, sizeof(why));
+		ok(!w && !strcmp(why, "no PS address (ps = IP:PORT): results are taken only "
+				 "from the switch and the job's PS"), "open: no ps refused (%s)",
+		   why);
+	}
+	esa_config_set(c, "ps", "10.0.9.2:9000");
 	f = fopen(path, "w");
 	fprintf(f, "job = 3\nwindow = lots\n");
 	fclose(f);
@@ -455,7 +496,8 @@ static void test_int_clean(void)
 	ok(!job_check(&j, 0, -1, NULL, 0) && !job_check(&j, 1, -1, NULL, 0) &&
 	   !job_check(&j, 2, -1, NULL, 0) && !job_check(&j, 3, -1, NULL, 0),
 	   "int32, 3 workers: 100000, 1, 0 and 257 elements exact");
-	ok(ST(&j, rx_results) == ST(&j, chunks) && ST(&j, chunks) == 3 * (391 + 1 + 2) &&
+	/* every allreduce, empty ones too, has its check chunk */
+	ok(ST(&j, rx_results) == ST(&j, chunks) && ST(&j, chunks) == 3 * (4 + 391 + 1 + 2) &&
 	   !ST(&j, tx_resends) && !s.st.bad_data && !s.st.inconsistent && !s.st.prio_mismatch,
 	   "clean run: one result per chunk, no resends, well-formed DATA (%llu chunks)",
 	   (unsigned long long)ST(&j, chunks));
@@ -511,12 +553,12 @@ static void test_int_lossy(void)
 static void false_ovf(struct simswitch *s)
 {
 	/* the data chunks of the two ops of test_overflow (see the layout in
-	 * worker.c): int32 50000 = 196 chunks, span 588; float32 50000 = 7
-	 * scale + 196 data chunks from 588 */
-	s->fo_lo[0] = 0;
-	s->fo_hi[0] = 196;
-	s->fo_lo[1] = 588 + 7;
-	s->fo_hi[1] = 588 + 203;
+	 * worker.c): int32 50000 = a check chunk and 196 data chunks, span
+	 * 589; float32 50000 = a check, 7 scale and 196 data chunks from 589 */
+	s->fo_lo[0] = 1;
+	s->fo_hi[0] = 197;
+	s->fo_lo[1] = 589 + 8;
+	s->fo_hi[1] = 589 + 204;
 	s->nfo = 2;
 	s->p_false_ovf = 0.10;
 	s->p_dup = 0.05;
@@ -573,6 +615,30 @@ static void test_float_headroom(void)
 	ok(!job_check(&j, 0, -1, &ratio, 0) && ST(&j, redos) > 0 && s.st.true_ovf > 0,
 	   "float32 at headroom 0: %llu overflowed chunks redone at the safe scale, all "
 	   "within the bound", (unsigned long long)ST(&j, redos) / 4);
+	job_free(&j);
+}
+
+/* The largest vector: 856 values (one single-buffer XDP frame). */
+static void test_large(void)
+{
+	struct op ops[] = { { ESA_INT32, 0, 100000 }, { ESA_FLOAT32, 0, 70001 } };
+	struct simswitch s;
+	struct job j;
+	double ratio = 0;
+	esa_config *c = esa_config_new();
+	bool cfg;
+
+	cfg = esa_config_set(c, "values", "864") == -EINVAL &&
+	      strstr(esa_config_error(c), "values \"864\": not a number in 8..856") &&
+	      !esa_config_set(c, "values", "856");
+	esa_config_free(c);
+	ok(cfg, "config: values 856 taken, 864 refused (ESA_MAX_VALUES)");
+	run_one(&s, &j, 16, 3, 161, "values=856 window=64", ops, 2, lossy, ESA_MAX_VALUES);
+	ok(!job_check(&j, 0, -1, NULL, 0) && !job_check(&j, 1, -1, &ratio, 0) &&
+	   ST(&j, rx_results) == ST(&j, chunks) && ST(&j, tx_resends) > 0,
+	   "values=856, 3 workers, loss/dups/reordering: int32 exact, float32 within the "
+	   "bound (worst %.3g of it), %llu chunks of %d-byte packets", ratio,
+	   (unsigned long long)ST(&j, chunks) / 3, ESA_HDR_LEN + 4 * ESA_MAX_VALUES);
 	job_free(&j);
 }
 
@@ -672,9 +738,9 @@ static void test_fetch(void)
 	for (int r = 0; r < 2; r++)
 		pthread_join(j.w[r].th, NULL);
 	ss_stop(&s);
-	for (int i = 0; i < 256; i++)
-		want[i] = ((int32_t *)j.w[0].in[0])[seq * 256 + i] +
-			  ((int32_t *)j.w[1].in[0])[seq * 256 + i];
+	for (int i = 0; i < 256; i++)	/* seq 4: data chunk 3, after the check */
+		want[i] = ((int32_t *)j.w[0].in[0])[(seq - 1) * 256 + i] +
+			  ((int32_t *)j.w[1].in[0])[(seq - 1) * 256 + i];
 	ok(s.fetch_got == 1 && s.fetch_seq == seq && !memcmp(s.fetch_vals, want, sizeof(want)) &&
 	   j.w[1].st.fetch_rx == 2 && j.w[1].st.fetch_answered == 1,
 	   "FETCH: a finished worker answers with its kept result, ignores unknown chunks");
@@ -682,20 +748,347 @@ static void test_fetch(void)
 	job_free(&j);
 }
 
+static void fetch_status(struct simswitch *s)
+{
+	s->fetch_status = true;	/* as a PS: a FETCH with the ranks held */
+}
+
 static void test_give_up(void)
 {
 	struct op ops[] = { { ESA_INT32, 0, 1000 }, { ESA_INT32, 0, 10 } };
 	struct simswitch s;
 	struct job j;
+	uint16_t sp = ports(1);
 	uint64_t t0 = esa_now_mono_ns();
 
-	/* a job of 2 whose rank 1 never runs */
-	run_one(&s, &j, 12, 1, 111, "workers=2 give_up_ms=300", ops, 2, NULL, 256);
+	/* a job of 2 whose rank 1 never runs; the PS says what it holds */
+	ss_start(&s, sp, 256, 111);
+	fetch_status(&s);
+	job_init(&j, 12, 2, 111, sp, "give_up_ms=300", ops, 2);
+	ss_job(&s, 12, 2, j.w[0].port0);
+	ss_run(&s);
+	pthread_create(&j.w[0].th, NULL, worker_main, &j.w[0]);
+	pthread_join(j.w[0].th, NULL);
+	ss_stop(&s);
 	ok(j.w[0].rc[0] == -ETIMEDOUT && j.w[0].rc[1] == -EPIPE &&
 	   esa_now_mono_ns() - t0 < 3000000000ULL,
 	   "a peer that never comes: -ETIMEDOUT after give_up_ms, then -EPIPE (%d, %d)",
 	   j.w[0].rc[0], j.w[0].rc[1]);
+	ok(strstr(j.w[0].err, "no result for 300 ms (job 12 rank 0): the PS 127.0.0.1:") &&
+	   strstr(j.w[0].err, "holds chunk ") && strstr(j.w[0].err, "of rank(s) 0 and lacks "
+							  "rank(s) 1"),
+	   "the error names the rank the PS lacks (%s)", j.w[0].err);
 	job_free(&j);
+}
+
+/* A UDP socket on 127.0.0.1 (or addr) at port; -1 on failure. */
+static int bound(const char *addr, uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct timeval tv = { .tv_sec = 2 };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	inet_pton(AF_INET, addr, &a.sin_addr);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* One rank of a job of `workers` on loopback: switch, PS and local ports. */
+static esa_worker *lone(uint16_t sw, uint16_t ps, uint16_t me, int workers, int give_up,
+			char *err, size_t len)
+{
+	esa_config *c = esa_config_new();
+	esa_worker *w;
+	char a[64];
+
+	snprintf(a, sizeof(a), "127.0.0.1:%u", sw);
+	esa_config_set(c, "switch", a);
+	snprintf(a, sizeof(a), "127.0.0.1:%u", ps);
+	esa_config_set(c, "ps", a);
+	snprintf(a, sizeof(a), "127.0.0.1:%u", me);
+	esa_config_set(c, "local", a);
+	esa_config_set(c, "job", "4");
+	esa_config_set(c, "rank", "0");
+	esa_config_set_int(c, "workers", workers);
+	esa_config_set_int(c, "give_up_ms", give_up);
+	esa_config_set(c, "timeout_ms", "50");
+	esa_config_set(c, "timeout_max_ms", "100");
+	apply_extra(c, g_io);
+	w = esa_worker_open(c, err, len);
+	esa_config_free(c);
+	return w;
+}
+
+/* Results and FETCHes from a rogue: another address, or the switch's and
+ * the PS's address with another port.  Ignored and counted; the real ones
+ * are used; a FETCH is answered to the PS only. */
+static void test_trust(void)
+{
+	uint16_t p = ports(5);
+	int swfd = bound("127.0.0.1", p), psfd = bound("127.0.0.1", p + 1);
+	int rogue[2] = { bound("127.0.0.2", p + 3), bound("127.0.0.1", p + 4) };
+	struct sockaddr_in wa = { .sin_family = AF_INET, .sin_port = htons(p + 2),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	static int32_t in[256], out[256];
+	uint8_t pkt[2][2048], fetch[ESA_HDR_LEN];
+	char err[256] = "";
+	esa_worker *w = lone(p, p + 1, p + 2, 1, 5000, err, sizeof(err));
+	esa_request *r = NULL;
+	bool got = true, quiet = true;
+	int rc = -1;
+
+	for (int i = 0; i < 256; i++)
+		in[i] = 1000 + i;
+	if (w)
+		r = esa_allreduce_start(w, ESA_INT32, in, out, 256);
+	if (r)
+		esa_progress(w, 0);	/* its check and data chunks go out */
+	for (int k = 0; k < 2; k++)
+		got &= recv(swfd, pkt[k], sizeof(pkt[k]), 0) == ESA_HDR_LEN + 1024;
+	for (int k = 0; got && k < 2; k++) {
+		struct esa_hdr *h = (struct esa_hdr *)pkt[k];
+
+		h->type = ESA_T_RESULT;
+		h->rank = htons(ESA_RANK_NONE);
+		memcpy(fetch, h, ESA_HDR_LEN);
+		((struct esa_hdr *)fetch)->type = ESA_T_FETCH;
+		((struct esa_hdr *)fetch)->bitmap = 0;
+		((struct esa_hdr *)fetch)->count = 0;
+		for (int q = 0; q < 2; q++) {
+			int32_t forged[256];
+
+			memcpy(forged, pkt[k] + ESA_HDR_LEN, sizeof(forged));
+			forged[0] = 7;
+			memcpy(pkt[k] + ESA_HDR_LEN, forged, sizeof(forged));
+			sendto(rogue[q], pkt[k], ESA_HDR_LEN + 1024, 0, (void *)&wa, sizeof(wa));
+			memcpy(forged, in + 0, 4);	/* back to the true sum */
+			memcpy(pkt[k] + ESA_HDR_LEN, forged, sizeof(forged));
+			sendto(rogue[q], fetch, ESA_HDR_LEN, 0, (void *)&wa, sizeof(wa));
+		}
+	}
+	/* the forged ones are queued first; then the switch's own */
+	for (int k = 0; got && k < 2; k++) {
+		struct esa_hdr *h = (struct esa_hdr *)pkt[k];
+
+		if (ntohl(h->seq) == 1)
+			memcpy(pkt[k] + ESA_HDR_LEN, in, sizeof(in));
+		sendto(swfd, pkt[k], ESA_HDR_LEN + 1024, 0, (void *)&wa, sizeof(wa));
+	}
+	if (r)
+		rc = esa_wait(r, 3000);
+	ok(got && !rc && !memcmp(in, out, sizeof(in)) && esa_worker_stat(w, "rx_results") == 2 &&
+	   esa_worker_stat(w, "rx_untrusted") == 4 && esa_worker_stat(w, "fetch_refused") == 4,
+	   "results from another address, and from the switch's address but another port: "
+	   "ignored (rx_untrusted %lld), FETCHes from them refused (fetch_refused %lld), the "
+	   "switch's results used (%s)", (long long)esa_worker_stat(w, "rx_untrusted"),
+	   (long long)esa_worker_stat(w, "fetch_refused"), rc ? esa_strerror(rc) : "exact");
+	/* the PS asks: answered to it alone */
+	sendto(psfd, fetch, ESA_HDR_LEN, 0, (void *)&wa, sizeof(wa));
+	if (w)
+		esa_serve(w, 300, 100);
+	for (int q = 0; q < 2; q++)
+		quiet &= recv(rogue[q], pkt[0], sizeof(pkt[0]), MSG_DONTWAIT) < 0;
+	ok(quiet && recv(psfd, pkt[1], sizeof(pkt[1]), 0) == ESA_HDR_LEN + 1024 &&
+	   esa_worker_stat(w, "fetch_answered") == 1,
+	   "the PS's FETCH answered, to the PS; nothing ever sent to the rogues");
+	if (r)
+		esa_request_free(r);
+	esa_worker_close(w);
+	close(swfd);
+	close(psfd);
+	close(rogue[0]);
+	close(rogue[1]);
+}
+
+/*
+ * Resend timers in microseconds, and no look at the whole window per pump:
+ * a worker with timeout_us=300 and a full window of 512 in flight to a sink
+ * that never answers.  A new chunk's first deadline is 300 us + a quarter
+ * of jitter after its send (the old floor was 10 ms, in ms steps); pumping
+ * with nothing due looks at no packet at all (the old send pass scanned
+ * the window every time).  Deterministic: deadlines and counts, no timing.
+ */
+static void test_timers(void)
+{
+	uint16_t p = ports(3);
+	int sink = bound("127.0.0.1", p);
+	esa_config *c = esa_config_new();
+	int32_t *buf = calloc(511 * 256, 4);
+	uint64_t min = UINT64_MAX, max = 0, looked;
+	esa_request *r = NULL;
+	esa_worker *w;
+	char a[64], err[256] = "";
+
+	snprintf(a, sizeof(a), "127.0.0.1:%u", p);
+	esa_config_set(c, "switch", a);
+	esa_config_set(c, "ps", a);
+	snprintf(a, sizeof(a), "127.0.0.1:%u", p + 1);
+	esa_config_set(c, "local", a);
+	esa_config_set(c, "job", "4");
+	esa_config_set(c, "rank", "0");
+	esa_config_set(c, "workers", "1");
+	esa_config_set(c, "window", "512");
+	esa_config_set(c, "timeout_us", "300");
+	esa_config_set(c, "timeout_max_ms", "60000");
+	ok(esa_config_set(c, "timeout_us", "10") == -EINVAL &&
+	   !esa_config_get(c, "timeout_ms", a, sizeof(a)) && !strcmp(a, "0"),
+	   "config: timeout_us 300 taken (timeout_ms reads 0), 10 refused (%s)",
+	   esa_config_error(c));
+	w = esa_worker_open(c, err, sizeof(err));
+	if (w)
+		r = esa_allreduce_start(w, ESA_INT32, buf, buf, 511 * 256);
+	while (r && esa_worker_stat(w, "tx_packets") < 512)
+		esa_pump(w, 0);
+	for (uint32_t i = 0; w && i < w->nheap; i++) {
+		uint64_t d = w->heap[i]->due_ns - w->heap[i]->first_ns;
+
+		min = d < min ? d : min;
+		max = d > max ? d : max;
+	}
+	ok(w && w->nheap == 512 && min >= 300000 && max <= 375000,
+	   "timeout_us=300: the 512 chunks in flight are due %.0f..%.0f us after their send",
+	   min / 1e3, max / 1e3);
+	looked = w ? w->looked : 0;
+	for (int i = 0; w && i < 1000; i++) {
+		for (uint32_t k = 0; k < w->nheap; k++)
+			w->heap[k]->due_ns += 1000000000ULL;	/* nothing due meanwhile */
+		esa_pump(w, 0);
+	}
+	ok(w && w->looked == looked && w->nheap == 512,
+	   "1000 pumps with 512 chunks in flight and none due look at %llu packets",
+	   (unsigned long long)(w ? w->looked - looked : 0));
+	if (r)
+		esa_request_free(r);
+	esa_worker_close(w);
+	esa_config_free(c);
+	free(buf);
+	close(sink);
+}
+
+/* Ranks that disagree on an allreduce's length or dtype: every rank fails
+ * it at once with -EPROTO, naming what each has; the worker is done. */
+static void test_mismatch(void)
+{
+	struct op ops[] = { { ESA_INT32, 0, 2000 }, { ESA_INT32, 0, 10 } };
+	struct simswitch s;
+	struct job j, *jp = &j;
+	uint16_t sp = ports(1);
+	uint64_t t0 = esa_now_mono_ns();
+
+	ss_start(&s, sp, 256, 7);
+	job_init(&j, 14, 2, 141, sp, "give_up_ms=20000", ops, 2);
+	j.w[0].ops[0].n = 1000;
+	ss_job(&s, 14, 2, j.w[0].port0);
+	ss_run(&s);
+	jobs_run(&jp, 1);
+	ss_stop(&s);
+	ok(j.w[0].rc[0] == -EPROTO && j.w[1].rc[0] == -EPROTO && j.w[0].rc[1] == -EPIPE &&
+	   j.w[1].rc[1] == -EPIPE && esa_now_mono_ns() - t0 < 5000000000ULL,
+	   "int32 allreduces of 1000 and 2000 elements: -EPROTO on both ranks at once, then "
+	   "-EPIPE (%d %d)", j.w[0].rc[0], j.w[1].rc[0]);
+	ok(!strcmp(j.w[0].err, "ranks disagree on allreduce 0 of job 14: rank 1 2000 int32 "
+			       "(here rank 0 1000 int32)") &&
+	   !strcmp(j.w[1].err, "ranks disagree on allreduce 0 of job 14: rank 0 1000 int32 "
+			       "(here rank 1 2000 int32)"),
+	   "each rank's error says what the other has (%s | %s)", j.w[0].err, j.w[1].err);
+	job_free(&j);
+
+	ss_start(&s, sp, 256, 8);
+	job_init(&j, 15, 3, 151, sp, "give_up_ms=20000", ops, 2);
+	j.w[2].ops[0].dtype = ESA_FLOAT32;
+	ss_job(&s, 15, 3, j.w[0].port0);
+	ss_run(&s);
+	jobs_run(&jp, 1);
+	ss_stop(&s);
+	ok(j.w[0].rc[0] == -EPROTO && j.w[1].rc[0] == -EPROTO && j.w[2].rc[0] == -EPROTO &&
+	   strstr(j.w[0].err, "rank 2 2000 float32 (here rank 0 2000 int32)") &&
+	   strstr(j.w[2].err, "rank 0 2000 int32, rank 1 2000 int32 (here rank 2 2000 float32)"),
+	   "int32 on two ranks, float32 on the third: -EPROTO on all three (%s)", j.w[2].err);
+	job_free(&j);
+}
+
+/* A dead switch, a dead PS, and both silent: the error names which. */
+static void test_dead_peers(void)
+{
+	uint16_t p = ports(4);
+	int hole = bound("127.0.0.1", p + 3);	/* takes anything, answers nothing */
+	static int32_t buf[256];
+	char err[256] = "";
+	esa_worker *w;
+	int rc;
+
+	/* the switch's port closed: ICMP port unreachable for every packet */
+	w = lone(p, p + 1, p + 2, 1, 400, err, sizeof(err));
+	rc = w ? esa_allreduce_i32(w, buf, buf, 256) : -1;
+	snprintf(err, sizeof(err), "%s", esa_worker_error(w));
+	ok(rc == -ETIMEDOUT && esa_worker_stat(w, "icmp_errors") > 0 &&
+	   strstr(err, "(job 4 rank 0): the switch 127.0.0.1:") &&
+	   strstr(err, " is unreachable: Connection refused (ICMP from 127.0.0.1,"),
+	   "the switch's port closed: the error names the switch and its ICMP error (%s)", err);
+	esa_worker_close(w);
+	/* the switch takes everything and answers nothing, the PS's port is
+	 * closed: the probe half-way draws the PS's ICMP error */
+	w = lone(p + 3, p + 1, p + 2, 1, 400, err, sizeof(err));
+	rc = w ? esa_allreduce_i32(w, buf, buf, 256) : -1;
+	snprintf(err, sizeof(err), "%s", esa_worker_error(w));
+	ok(rc == -ETIMEDOUT && esa_worker_stat(w, "ps_probes") == 1 &&
+	   strstr(err, "the PS 127.0.0.1:") &&
+	   strstr(err, " is unreachable: Connection refused (ICMP from 127.0.0.1, 1 time)"),
+	   "a silent switch and the PS's port closed: the error names the PS (%s)", err);
+	esa_worker_close(w);
+	/* both take everything and answer nothing */
+	w = lone(p + 3, p + 3, p + 2, 1, 400, err, sizeof(err));
+	rc = w ? esa_allreduce_i32(w, buf, buf, 256) : -1;
+	snprintf(err, sizeof(err), "%s", esa_worker_error(w));
+	ok(rc == -ETIMEDOUT && strstr(err, "nothing from the switch 127.0.0.1:") &&
+	   strstr(err, "nor from the PS 127.0.0.1:") && strstr(err, "no ICMP error"),
+	   "both silent: the error says so (%s)", err);
+	esa_worker_close(w);
+	close(hole);
+}
+
+/* The receive buffer granted, against what root and rmem_max allow; run
+ * also as non-root (30-hosts: LIBTEST=rcvbuf under setpriv). */
+static void test_rcvbuf(void)
+{
+	uint16_t p = ports(3);
+	long long rmem_max = 0, ask, want, got;
+	char err[256] = "", a[64];
+	FILE *f = fopen("/proc/sys/net/core/rmem_max", "r");
+	bool root = geteuid() == 0;
+	esa_config *c = esa_config_new();
+	esa_worker *w;
+
+	if (f && fscanf(f, "%lld", &rmem_max) != 1)
+		rmem_max = 0;
+	if (f)
+		fclose(f);
+	/* more than rmem_max: only root gets it all */
+	ask = want = rmem_max < (4 << 20) ? 4 << 20 : 2 * rmem_max;
+	if (!root)
+		want = rmem_max;
+	snprintf(a, sizeof(a), "127.0.0.1:%u", p);
+	esa_config_set(c, "switch", a);
+	esa_config_set(c, "ps", a);
+	snprintf(a, sizeof(a), "127.0.0.1:%u", p + 2);
+	esa_config_set(c, "local", a);
+	esa_config_set(c, "job", "4");
+	esa_config_set(c, "rank", "0");
+	esa_config_set(c, "workers", "1");
+	esa_config_set_int(c, "rcvbuf", ask);
+	w = esa_worker_open(c, err, sizeof(err));
+	esa_config_free(c);
+	got = esa_worker_stat(w, "rcvbuf");
+	ok(w && got == want && (got < ask) == !!esa_worker_warning(w)[0] &&
+	   (got == ask || strstr(esa_worker_warning(w), "rcvbuf: ")),
+	   "as %s (rmem_max %lld): a receive buffer of %lld bytes of %lld asked, reported; "
+	   "warning \"%s\"", root ? "root" : "non-root", rmem_max, got, ask,
+	   w ? esa_worker_warning(w) : err);
+	esa_worker_close(w);
 }
 
 static void test_prio(void)
@@ -779,6 +1172,7 @@ static int64_t first_seq(const char *run, int *set_run_after)
 	esa_config_set(c, "switch", s);
 	snprintf(s, sizeof(s), "127.0.0.1:%u", sp + 1);
 	esa_config_set(c, "local", s);
+	esa_config_set(c, "ps", "127.0.0.1:9");
 	esa_config_set(c, "job", "5");
 	esa_config_set(c, "rank", "0");
 	esa_config_set(c, "workers", "2");
@@ -829,6 +1223,153 @@ static void test_run(void)
 	   "esa_worker_set_run: refused once an allreduce has started");
 }
 
+/* ------------------------------------------------------------------ */
+/* AF_XDP                                                              */
+/* ------------------------------------------------------------------ */
+
+static esa_config *xdp_config(const char *io, const char *more)
+{
+	esa_config *c = esa_config_new();
+	uint16_t p = ports(3);
+	char a[64];
+
+	snprintf(a, sizeof(a), "127.0.0.1:%u", p);
+	esa_config_set(c, "switch", a);
+	snprintf(a, sizeof(a), "127.0.0.1:%u", p + 1);
+	esa_config_set(c, "ps", a);
+	snprintf(a, sizeof(a), "127.0.0.1:%u", p + 2);
+	esa_config_set(c, "local", a);
+	esa_config_set(c, "job", "4");
+	esa_config_set(c, "rank", "0");
+	esa_config_set(c, "workers", "1");
+	esa_config_set(c, "io", io);
+	apply_extra(c, more);
+	return c;
+}
+
+/* io=xdp where it cannot be: a one-line reason; io=auto: UDP, and why.  As
+ * root in a namespace of its own (an interface that is not there), and as
+ * nobody (30-hosts runs LIBTEST=xdp_refused under setpriv). */
+static void test_xdp_refused(void)
+{
+	const char *more = geteuid() ? NULL : "ifname=nosuchif";
+	esa_config *c = xdp_config("xdp", more);
+	char err[256] = "", io[64];
+	esa_worker *w = esa_worker_open(c, err, sizeof(err));
+	bool one_line = !strchr(err, '\n') && strlen(err) > 10;
+
+	ok(!w && one_line && !strncmp(err, "io=xdp: ", 8) &&
+	   strstr(err, geteuid() ? "needs CAP_BPF and CAP_NET_ADMIN" : "no interface nosuchif"),
+	   "io=xdp %s: refused with one line (%s)", geteuid() ? "as non-root" :
+	   "on an interface that is not there", err);
+	esa_worker_close(w);
+	esa_config_set(c, "io", "auto");
+	w = esa_worker_open(c, err, sizeof(err));
+	snprintf(io, sizeof(io), "%s", esa_worker_io(w));
+	ok(w && !strncmp(io, "udp", 3) && esa_worker_stat(w, "io_xdp") == 0 &&
+	   strstr(esa_worker_warning(w), "io=auto: UDP, since AF_XDP cannot open: "),
+	   "io=auto there: UDP (%s), and the warning says why (%s)", io,
+	   w ? esa_worker_warning(w) : err);
+	esa_worker_close(w);
+	ok(esa_config_set(c, "io", "afxdp") == -EINVAL &&
+	   !strcmp(esa_config_error(c), "io \"afxdp\": not udp, xdp or auto") &&
+	   esa_config_set(c, "queue", "1024") == -EINVAL &&
+	   esa_config_set(c, "ifname", "a/b") == -EINVAL &&
+	   esa_config_set(c, "ifname", "0123456789abcdef") == -EINVAL &&
+	   !esa_config_get(c, "io", io, sizeof(io)) && !strcmp(io, "auto"),
+	   "config: io, queue, ifname checked (%s)", esa_config_error(c));
+	esa_config_free(c);
+}
+
+/* How many XDP programs the namespace's lo runs (ip link). */
+static int lo_xdp(void)
+{
+	return system("ip link show dev lo | grep -q ' xdp'") == 0;
+}
+
+/* Root, in a network namespace of its own: io=xdp on lo. */
+static void test_xdp_open(void)
+{
+	esa_config *c = xdp_config("xdp", NULL);
+	char err[256] = "", io[160] = "";
+	esa_worker *w = esa_worker_open(c, err, sizeof(err));
+	int on, child, st = -1;
+
+	snprintf(io, sizeof(io), "%s", w ? esa_worker_io(w) : err);
+	on = lo_xdp();
+	ok(w && esa_worker_stat(w, "io_xdp") == 1 && !strncmp(io, "xdp lo queue 0 copy", 19) &&
+	   on, "io=xdp, the interface the route to the switch takes: %s", io);
+	esa_worker_close(w);
+	ok(on && !lo_xdp(), "closed: no XDP program left on the interface");
+	esa_config_set(c, "queue", "3");
+	w = esa_worker_open(c, err, sizeof(err));
+	ok(!w && strstr(err, "io=xdp: AF_XDP socket on lo queue 3: ") && !lo_xdp(),
+	   "a queue the interface does not have: refused (%s)", err);
+	esa_config_set(c, "queue", "0");
+	/* a process that dies with its worker open leaves nothing behind */
+	child = fork();
+	if (!child) {
+		w = esa_worker_open(c, err, sizeof(err));
+		_exit(w && lo_xdp() ? 0 : 1);
+	}
+	waitpid(child, &st, 0);
+	w = esa_worker_open(c, err, sizeof(err));
+	ok(WIFEXITED(st) && !WEXITSTATUS(st) && w && esa_worker_stat(w, "io_xdp") == 1,
+	   "a process killed with io=xdp open leaves no program: the next one opens (%s)",
+	   w ? "xdp" : err);
+	esa_worker_close(w);
+	esa_config_free(c);
+	/* a switch behind a next hop that never answers ARP */
+	c = xdp_config("xdp", "switch=10.99.0.1:7680 local=10.77.0.1:7000 ps=10.99.0.2:9000");
+	w = system("ip link add xa type veth peer name xb && ip addr add 10.77.0.1/24 dev xa && "
+		   "ip link set xa up && ip link set xb up && "
+		   "ip route add 10.99.0.0/16 via 10.77.0.9") ? NULL :
+	    esa_worker_open(c, err, sizeof(err));
+	ok(!w && !strcmp(err, "io=xdp: the next hop 10.77.0.9 to 10.99.0.1 on xa has no "
+			 "neighbour entry (ARP unresolved)") && !system("ip link del xa"),
+	   "an unresolved next hop: refused, naming it (%s)", err);
+	esa_worker_close(w);
+	esa_config_free(c);
+}
+
+/* The tests of the transport again, every worker on AF_XDP (lo, in a
+ * namespace of its own: several workers of a process share its queue). */
+static void test_xdp(void)
+{
+	if (geteuid()) {
+		printf("ok %d - AF_XDP tests # SKIP not root\n", ++tests);
+		test_xdp_refused();
+		return;
+	}
+	/* Frames that enter lo from AF_XDP carry no route, so the kernel checks
+	 * their addresses as a received packet's: a local source needs
+	 * accept_local, 127/8 route_localnet. */
+	if (unshare(CLONE_NEWNET) || system("ip link set dev lo up && sysctl -qw "
+					    "net.ipv4.conf.lo.accept_local=1 "
+					    "net.ipv4.conf.lo.route_localnet=1")) {
+		ok(false, "a network namespace for the AF_XDP tests: %s", strerror(errno));
+		return;
+	}
+	g_pass = "io=xdp: ";
+	test_xdp_refused();
+	test_xdp_open();
+	g_io = "io=xdp xdp_workers=8";	/* up to 5 workers share lo queue 0 */
+#define XRUN(t) do { if (!getenv("LIBTEST_XDP") || strstr(#t, getenv("LIBTEST_XDP"))) t(); } while (0)
+	XRUN(test_int_clean);
+	XRUN(test_int_lossy);
+	XRUN(test_overflow);
+	XRUN(test_float);
+	XRUN(test_large);
+	XRUN(test_async_multi);
+	XRUN(test_fetch);
+	XRUN(test_give_up);
+	XRUN(test_trust);
+	XRUN(test_mismatch);
+	XRUN(test_dead_peers);
+	g_io = NULL;
+	g_pass = "";
+}
+
 int main(void)
 {
 	next_port = 20000 + (getpid() * 97) % 30000;
@@ -843,9 +1384,19 @@ int main(void)
 	RUN(test_overflow);
 	RUN(test_float_headroom);
 	RUN(test_float);
+	RUN(test_large);
 	RUN(test_async_multi);
 	RUN(test_fetch);
 	RUN(test_give_up);
+	RUN(test_trust);
+	RUN(test_mismatch);
+	RUN(test_dead_peers);
+	RUN(test_rcvbuf);
+	RUN(test_timers);
+	if (getenv("LIBTEST") && !strcmp(getenv("LIBTEST"), "xdp_refused"))
+		test_xdp_refused();
+	else
+		RUN(test_xdp);
 	printf("1..%d\n", tests);
 	return failures ? 1 : 0;
 }

@@ -3,9 +3,11 @@
  * Unit tests of the PS's rules (user/ps/ps_core.c) with adversarial input:
  * random pieces of chunks (overlapping partials, duplicate singles, resends,
  * late copies) in random order must give each chunk's exact sum exactly once;
- * whole sums, HOLD/ACK, overflow, FETCH, bounded memory, port learning, and
- * 200,000 malformed or mutated packets, each counted, after which the PS
- * still serves its jobs.  Prints TAP.
+ * whole sums, HOLD/ACK, overflow, FETCH, bounded memory, trust (the switch's
+ * packets only from its address and port, a worker's answer only to a FETCH
+ * sent to it), the options' bounds, and 200,000 malformed or mutated
+ * packets, each counted, after which the PS still serves its jobs.  Prints
+ * TAP.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -17,7 +19,10 @@
 #include "ps.h"
 #include "esa_policy.h"
 
-#define NV	32
+/* Values per packet: 32 for most tests, ESA_MAX_VALUES (856) for a second
+ * pass of the merge rule, whole sums, overflow and fuzzing (main()). */
+static int NV = 32;
+static const char *pass = "";
 
 static int tests, failures;
 
@@ -26,7 +31,7 @@ static void ok(bool cond, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("%sok %d - ", cond ? "" : "not ", ++tests);
+	printf("%sok %d - %s", cond ? "" : "not ", ++tests, pass);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -77,6 +82,12 @@ static struct sockaddr_in sin_of(const char *ip, int port)
 	return s;
 }
 
+/* The switch's service address: where its packets come from. */
+static struct sockaddr_in sw(void)
+{
+	return sin_of("10.255.0.1", ESA_DEFAULT_PORT);
+}
+
 /* Worker r of a test job lives at 10.0.J.(r+1):5000. */
 static struct sockaddr_in waddr(int job, int r)
 {
@@ -95,8 +106,8 @@ static struct ps *new_ps(int njobs, const int *ids, const int *nw, struct ps_opt
 	if (!o) {
 		ps_opts_default(&def);
 		def.nvals = NV;
-		def.have_sw = true;
-		def.sw = sin_of("10.255.0.1", ESA_DEFAULT_PORT);
+		def.nsw = 1;
+		def.sw[0] = sin_of("10.255.0.1", ESA_DEFAULT_PORT);
 		o = &def;
 	}
 	ps = ps_new(o, tx, NULL);
@@ -117,7 +128,7 @@ struct pkt {
 	uint16_t job, rank;
 	uint64_t bitmap;
 	uint32_t seq;
-	int32_t	v[NV];
+	int32_t	v[ESA_MAX_VALUES];
 };
 
 static size_t build(const struct pkt *p, uint8_t *buf)
@@ -134,13 +145,13 @@ static size_t build(const struct pkt *p, uint8_t *buf)
 	h->seq = htonl(p->seq);
 	h->count = htons(NV);
 	h->reason = p->reason;
-	memcpy(buf + ESA_HDR_LEN, p->v, sizeof(p->v));
-	return ESA_HDR_LEN + sizeof(p->v);
+	memcpy(buf + ESA_HDR_LEN, p->v, 4 * NV);
+	return ESA_HDR_LEN + 4 * NV;
 }
 
 static void feed(struct ps *ps, const struct pkt *p, struct sockaddr_in src)
 {
-	uint8_t buf[ESA_HDR_LEN + 4 * NV];
+	uint8_t buf[ESA_HDR_LEN + 4 * ESA_MAX_VALUES];
 	size_t len = build(p, buf);
 
 	ps_rx(ps, buf, len, &src, 0);
@@ -148,7 +159,7 @@ static void feed(struct ps *ps, const struct pkt *p, struct sockaddr_in src)
 
 static void feed_at(struct ps *ps, const struct pkt *p, struct sockaddr_in src, uint64_t t)
 {
-	uint8_t buf[ESA_HDR_LEN + 4 * NV];
+	uint8_t buf[ESA_HDR_LEN + 4 * ESA_MAX_VALUES];
 	size_t len = build(p, buf);
 
 	ps_rx(ps, buf, len, &src, t);
@@ -169,9 +180,11 @@ static const int32_t *ov(int i)
 static void test_parse(void)
 {
 	char *good[] = { "job", "7", "ps", "10.0.9.2:9000", "workers", "10.0.1.2:5000",
-			 "10.0.2.2", "max-prio", "3", "lease", "10000", "job", "8" };
+			 "10.0.2.2:5001", "max-prio", "3", "lease", "10000", "job", "8" };
+	char *wnoport[] = { "job", "7", "ps", "10.0.9.2:9", "workers", "10.0.1.2:5000",
+			    "10.0.2.2" };
 	char *noport[] = { "job", "7", "ps", "10.0.9.2", "workers", "10.0.1.2" };
-	char *bad[] = { "job", "7", "ps", "10.0.9.2:9", "workers", "10.0.1.2", "frob" };
+	char *bad[] = { "job", "7", "ps", "10.0.9.2:9", "workers", "10.0.1.2:1", "frob" };
 	char *nowk[] = { "job", "7", "ps", "10.0.9.2:9" };
 	struct ps_job_cfg j;
 	char err[256];
@@ -179,8 +192,11 @@ static void test_parse(void)
 
 	used = ps_parse_job(13, good, &j, err, sizeof(err));
 	ok(used == 11 && j.id == 7 && j.nworkers == 2 && ntohs(j.ps.sin_port) == 9000 &&
-	   ntohs(j.rank[0].sin_port) == 5000 && !j.rank[1].sin_port,
+	   ntohs(j.rank[0].sin_port) == 5000 && ntohs(j.rank[1].sin_port) == 5001,
 	   "job words as esactl's: switch-only words skipped, stops at the next job");
+	ok(ps_parse_job(7, wnoport, &j, err, sizeof(err)) < 0 &&
+	   !strcmp(err, "job 7: worker 1 \"10.0.2.2\" is not IP:PORT (the PS sends it results "
+		   "and FETCHes)"), "a worker without a port refused, naming it (%s)", err);
 	ok(ps_parse_job(6, noport, &j, err, sizeof(err)) < 0 && strstr(err, "ps"),
 	   "a PS without a port refused (%s)", err);
 	ok(ps_parse_job(7, bad, &j, err, sizeof(err)) < 0 && strstr(err, "frob"),
@@ -196,11 +212,11 @@ static void test_parse(void)
  */
 static void test_merge_random(void)
 {
-	enum { CHUNKS = 3000 };
+	const uint32_t CHUNKS = NV > 64 ? 300 : 3000;
 	int ids[1] = { 3 }, nw[1] = { 8 };
 	struct ps *ps = new_ps(1, ids, nw, NULL);
-	static int32_t val[CHUNKS][8][NV];
-	static int results[CHUNKS];
+	int32_t (*val)[8][ESA_MAX_VALUES] = calloc(CHUNKS, sizeof(*val));
+	int *results = calloc(CHUNKS, sizeof(*results));
 	int wrong = 0, twice = 0, missing = 0, early = 0;
 	uint64_t pieces = 0;
 
@@ -248,7 +264,7 @@ static void test_merge_random(void)
 			p->rank = r;
 			p->bitmap = 1ULL << r;
 			p->seq = c;
-			memcpy(p->v, val[c][r], sizeof(p->v));
+			memcpy(p->v, val[c][r], 4 * NV);
 			if (rnd() % 3 == 0 && np < 40)
 				ps_pieces[np++] = *p;	/* a duplicate */
 		}
@@ -264,7 +280,7 @@ static void test_merge_random(void)
 			uint64_t cover = 0;
 
 			nout = 0;
-			feed(ps, &ps_pieces[k], waddr(3, rnd() % 8));
+			feed(ps, &ps_pieces[k], sw());
 			pieces++;
 			if (!nout)
 				continue;
@@ -296,9 +312,9 @@ static void test_merge_random(void)
 					 .flags = ESA_F_RESEND, .job = 3, .rank = r,
 					 .bitmap = 1ULL << r, .seq = c };
 
-			memcpy(p.v, val[c][r], sizeof(p.v));
+			memcpy(p.v, val[c][r], 4 * NV);
 			nout = 0;
-			feed(ps, &p, waddr(3, r));
+			feed(ps, &p, sw());
 			for (int o = 0; o < nout; o++) {
 				if (oh(o)->type != ESA_T_RESULT)
 					continue;
@@ -315,14 +331,14 @@ static void test_merge_random(void)
 			}
 		}
 	}
-	for (int c = 0; c < CHUNKS; c++) {
+	for (uint32_t c = 0; c < CHUNKS; c++) {
 		missing += !results[c];
 		twice += results[c] > 1;
 	}
 	ok(!wrong && !twice && !missing && !early,
 	   "merge rule: %d chunks from %llu random pieces (overlapping partials, duplicate "
 	   "singles, resends, any order): every sum exact, completed once, never before "
-	   "every rank was in (wrong %d, twice %d, missing %d, early %d)", CHUNKS,
+	   "every rank was in (wrong %d, twice %d, missing %d, early %d)", (int)CHUNKS,
 	   (unsigned long long)pieces, wrong, twice, missing, early);
 	ok(ps_counter(ps, 0, PS_C_OVERLAP) > 0 && ps_counter(ps, 0, PS_C_DUP_SINGLE) > 0 &&
 	   ps_counter(ps, 0, PS_C_RESEND_ANSWER) > 0 && ps_counter(ps, 0, PS_C_LATE) > 0,
@@ -333,6 +349,8 @@ static void test_merge_random(void)
 	   (unsigned long long)ps_counter(ps, 0, PS_C_RESEND_ANSWER),
 	   (unsigned long long)ps_counter(ps, 0, PS_C_LATE));
 	ps_free(ps);
+	free(val);
+	free(results);
 }
 
 /* The adversarial case of the rule: {0,1} kept, {1,2} must not count 1 twice. */
@@ -352,11 +370,11 @@ static void test_overlap_exact(void)
 		s2.v[i] = 100;
 	}
 	nout = 0;
-	feed(ps, &a, waddr(1, 0));
-	feed(ps, &b, waddr(1, 1));
+	feed(ps, &a, sw());
+	feed(ps, &b, sw());
 	ok(!nout && ps_counter(ps, 0, PS_C_OVERLAP) == 1,
 	   "partial {1,2} after {0,1}: discarded, nothing sent");
-	feed(ps, &s2, waddr(1, 2));
+	feed(ps, &s2, sw());
 	ok(nout == 3 && ov(0)[0] == 111 && ov(2)[NV - 1] == 111 &&
 	   oh(0)->rank == htons(ESA_RANK_NONE) && be64toh(oh(0)->bitmap) == 7,
 	   "then single 2: sum 111 to the 3 workers, rank 1 counted once");
@@ -374,10 +392,10 @@ static void test_overlap_exact(void)
 		for (int i = 0; i < NV; i++)
 			s0.v[i] = 1;
 		nout = 0;
-		feed(ps, &s0, waddr(1, 0));
-		feed(ps, &m, waddr(1, 0));
+		feed(ps, &s0, sw());
+		feed(ps, &m, sw());
 		s2.seq = 6;
-		feed(ps, &s2, waddr(1, 2));
+		feed(ps, &s2, sw());
 		ok(nout == 3 && ov(0)[3] == 111,
 		   "single 0, then partial {0,1}, then single 2: 111 (0's single not added)");
 	}
@@ -397,27 +415,27 @@ static void test_whole_sums(void)
 	for (int i = 0; i < NV; i++)
 		res.v[i] = 1000 + i;
 	nout = 0;
-	feed(ps, &res, sin_of("10.255.0.1", 7680));
+	feed(ps, &res, sw());
 	ok(!nout && ps_counter(ps, 0, PS_C_DONE_SWITCH) == 1,
 	   "the switch's RESULT copy: kept, nothing sent");
-	feed(ps, &rs, waddr(1, 1));
+	feed(ps, &rs, sw());
 	ok(nout == 1 && out[0].to.sin_addr.s_addr == waddr(1, 1).sin_addr.s_addr &&
 	   ov(0)[5] == 1005, "a resend of it: the kept sum to that worker only");
 	tomb.reason = ESA_R_TOMB;
 	tomb.flags = 0;
 	nout = 0;
-	feed(ps, &tomb, waddr(1, 1));
+	feed(ps, &tomb, sw());
 	ok(!nout && ps_counter(ps, 0, PS_C_LATE) == 1, "a late TOMB without RESEND: ignored");
 
 	res.type = ESA_T_PARTIAL;
 	res.reason = ESA_R_DELIVER;
 	res.seq = 41;
 	nout = 0;
-	feed(ps, &res, waddr(1, 2));
+	feed(ps, &res, sw());
 	ok(nout == 3 && ps_counter(ps, 0, PS_C_DONE_DELIVER) == 1,
 	   "DELIVER: the whole sum to every worker");
 	nout = 0;
-	feed(ps, &res, waddr(1, 2));
+	feed(ps, &res, sw());
 	ok(!nout && ps_counter(ps, 0, PS_C_DUP_RESULT) == 1, "DELIVER again: a duplicate");
 
 	/* policy atp */
@@ -425,14 +443,14 @@ static void test_whole_sums(void)
 	res.reason = ESA_R_HOLD;
 	res.seq = 42;
 	nout = 0;
-	feed(ps, &res, waddr(1, 0));
+	feed(ps, &res, sw());
 	ok(nout == 1 && oh(0)->type == ESA_T_ACK && ntohs(out[0].to.sin_port) == 7680 &&
 	   out[0].to.sin_addr.s_addr == sin_of("10.255.0.1", 0).sin_addr.s_addr &&
 	   ov(0)[7] == 1007 && be64toh(oh(0)->bitmap) == 7 &&
 	   oh(0)->rank == htons(ESA_RANK_NONE), "HOLD: an ACK with the sum to the switch");
 	rs.seq = 42;
 	nout = 0;
-	feed(ps, &rs, waddr(1, 1));
+	feed(ps, &rs, sw());
 	ok(nout == 2 && oh(0)->type == ESA_T_RESULT && oh(1)->type == ESA_T_ACK,
 	   "a resend of a held sum: the sum to the worker, the ACK again (it may be lost)");
 
@@ -440,18 +458,6 @@ static void test_whole_sums(void)
 	ok(ps_counter(ps, 1, PS_C_RX) == 0, "other jobs untouched");
 	ps_free(ps);
 
-	{	/* no switch address: the ACK cannot go, and that is counted */
-		struct ps_opts o;
-
-		ps_opts_default(&o);
-		o.nvals = NV;
-		ps = new_ps(1, ids, nw, &o);
-		nout = 0;
-		feed(ps, &res, waddr(1, 0));
-		ok(!nout && ps_counter(ps, 0, PS_C_NO_SWITCH) == 1,
-		   "HOLD without --switch: counted as no_switch");
-		ps_free(ps);
-	}
 }
 
 static void test_overflow(void)
@@ -466,7 +472,7 @@ static void test_overflow(void)
 	struct pkt b = a;
 
 	nout = 0;
-	feed(ps, &p, waddr(4, 0));
+	feed(ps, &p, sw());
 	ok(nout == 2 && (oh(0)->flags & ESA_F_OVERFLOW) && oh(0)->type == ESA_T_RESULT,
 	   "a piece flagged overflow: RESULT|OVERFLOW to every worker (they redo)");
 	b.rank = 1;
@@ -474,8 +480,8 @@ static void test_overflow(void)
 	for (int i = 0; i < NV; i++)
 		a.v[i] = b.v[i] = 0x60000000;
 	nout = 0;
-	feed(ps, &a, waddr(4, 0));
-	feed(ps, &b, waddr(4, 1));
+	feed(ps, &a, sw());
+	feed(ps, &b, sw());
 	ok(nout == 2 && (oh(0)->flags & ESA_F_OVERFLOW) &&
 	   ps_counter(ps, 0, PS_C_DONE_OVERFLOW) == 2,
 	   "a merged sum beyond int32: RESULT|OVERFLOW, never wrapped");
@@ -489,37 +495,55 @@ static void test_fetch(void)
 	struct pkt rs = { .type = ESA_T_COLLISION, .reason = ESA_R_RESEND,
 			  .flags = ESA_F_RESEND, .job = 5, .rank = 2, .bitmap = 4, .seq = 77 };
 	struct pkt ans = { .type = ESA_T_RESULT, .job = 5, .rank = 0, .bitmap = 7, .seq = 77 };
-	bool to0 = false, to1 = false, to2 = false;
+	struct sockaddr_in wrong_port = waddr(5, 0);
+	bool to[3] = { false }, held = true;
 
 	nout = 0;
-	feed_at(ps, &rs, waddr(5, 2), 1000000000ULL);
+	feed_at(ps, &rs, sw(), 1000000000ULL);
 	ok(!nout, "a first resend of an unknown chunk: kept as a single");
-	feed_at(ps, &rs, waddr(5, 2), 1100000000ULL);
+	feed_at(ps, &rs, sw(), 1100000000ULL);
 	for (int o = 0; o < nout; o++) {
-		if (oh(o)->type != ESA_T_FETCH || out[o].len != ESA_HDR_LEN ||
-		    oh(o)->bitmap || oh(o)->count || ntohl(oh(o)->seq) != 77)
+		if (oh(o)->type != ESA_T_FETCH || out[o].len != ESA_HDR_LEN || oh(o)->count ||
+		    ntohl(oh(o)->seq) != 77)
 			continue;
-		to0 |= out[o].to.sin_addr.s_addr == waddr(5, 0).sin_addr.s_addr;
-		to1 |= out[o].to.sin_addr.s_addr == waddr(5, 1).sin_addr.s_addr;
-		to2 |= out[o].to.sin_addr.s_addr == waddr(5, 2).sin_addr.s_addr;
+		held &= be64toh(oh(o)->bitmap) == 4;
+		for (int r = 0; r < 3; r++)
+			to[r] |= out[o].to.sin_addr.s_addr == waddr(5, r).sin_addr.s_addr &&
+				 out[o].to.sin_port == waddr(5, r).sin_port;
 	}
-	ok(nout == 2 && to0 && to1 && !to2,
-	   "the second resend: FETCH (no values) to the other workers");
+	ok(nout == 3 && to[0] && to[1] && to[2] && held,
+	   "the second resend: FETCH (no values, the bitmap of the ranks held: rank 2) to the "
+	   "others and to the resender, at their registered ports");
 	for (int i = 0; i < NV; i++)
 		ans.v[i] = -i;
 	nout = 0;
 	feed(ps, &ans, sin_of("10.0.9.9", 5000));
 	ok(!nout && ps_counter(ps, 0, PS_C_DROP_SOURCE) == 1,
-	   "an answer from an address that is no worker: dropped");
+	   "an answer from an address that is no worker: dropped (drop_source)");
 	feed(ps, &ans, waddr(5, 1));
-	ok(!nout && ps_counter(ps, 0, PS_C_DROP_HEADER) == 1,
-	   "an answer claiming rank 0 from rank 1's address: dropped");
+	ok(!nout && ps_counter(ps, 0, PS_C_DROP_SOURCE) == 2,
+	   "an answer claiming rank 0 from rank 1's address: dropped (drop_source)");
+	wrong_port.sin_port = htons(5001);
+	feed(ps, &ans, wrong_port);
+	ok(!nout && ps_counter(ps, 0, PS_C_DROP_SOURCE) == 3,
+	   "an answer from rank 0's address but another port: dropped (drop_source)");
+	ans.seq = 78;
+	feed(ps, &ans, waddr(5, 0));
+	ok(!nout && ps_counter(ps, 0, PS_C_DROP_UNASKED) == 1,
+	   "rank 0's answer for a chunk no FETCH asked about: dropped (drop_unasked)");
+	ans.seq = 77;
 	feed(ps, &ans, waddr(5, 0));
 	ok(nout == 1 && out[0].to.sin_addr.s_addr == waddr(5, 2).sin_addr.s_addr &&
 	   ov(0)[9] == -9 && ps_counter(ps, 0, PS_C_DONE_FETCHED) == 1,
 	   "rank 0's answer: delivered to rank 2, which asked");
 	nout = 0;
-	feed(ps, &rs, waddr(5, 2));
+	ans.rank = 1;
+	feed(ps, &ans, waddr(5, 1));
+	ok(!nout && ps_counter(ps, 0, PS_C_DUP_RESULT) == 1 &&
+	   ps_counter(ps, 0, PS_C_DROP_UNASKED) == 1,
+	   "rank 1's late answer (it was asked too): a duplicate, not a drop");
+	nout = 0;
+	feed(ps, &rs, sw());
 	ok(nout == 1 && ov(0)[9] == -9, "and kept: the next resend is answered");
 	ps_free(ps);
 }
@@ -535,8 +559,8 @@ static void test_memory(void)
 	o.nvals = NV;
 	o.cache = 64;
 	o.pending = 32;
-	o.have_sw = true;	/* result copies come from the switch's address */
-	o.sw = sin_of("10.255.0.1", ESA_DEFAULT_PORT);
+	o.nsw = 1;
+	o.sw[0] = sw();
 	ps = new_ps(1, ids, nw, &o);
 	for (uint32_t c = 0; c < 1000; c++) {
 		struct pkt s = { .type = ESA_T_COLLISION, .reason = ESA_R_COLLISION, .job = 6,
@@ -544,8 +568,8 @@ static void test_memory(void)
 		struct pkt r = { .type = ESA_T_RESULT, .job = 6, .rank = ESA_RANK_NONE,
 				 .bitmap = 15, .seq = 100000 + c };
 
-		feed(ps, &s, waddr(6, c % 4));
-		feed(ps, &r, sin_of("10.255.0.1", 7680));
+		feed(ps, &s, sw());
+		feed(ps, &r, sw());
 		bounded &= ps_pending(ps, 0) <= 32 && ps_cached(ps, 0) <= 64;
 	}
 	ok(bounded && ps_counter(ps, 0, PS_C_DROP_SOURCE) == 0 && ps_counter(ps, 0, PS_C_PENDING_EVICTED) == 1000 - 32 &&
@@ -555,31 +579,95 @@ static void test_memory(void)
 	ps_free(ps);
 }
 
-static void test_learn_port(void)
+/* A rank's port cannot be learnt (the switch's packets carry its own): it
+ * must be registered. */
+static void test_ports(void)
 {
 	struct ps_opts o;
 	struct ps_job_cfg j = { .id = 9, .nworkers = 2 };
 	struct ps *ps;
-	char err[128];
-	struct pkt a = { .type = ESA_T_COLLISION, .reason = ESA_R_COLLISION, .job = 9,
-			 .rank = 0, .bitmap = 1, .seq = 1 };
-	struct pkt b = a;
+	char err[160] = "";
 
 	ps_opts_default(&o);
 	o.nvals = NV;
 	ps = ps_new(&o, tx, NULL);
 	j.ps = sin_of("10.0.99.1", 9000);
-	j.rank[0] = sin_of("10.0.9.1", 0);
-	j.rank[1] = sin_of("10.0.9.2", 6000);
-	ps_add_job(ps, &j, err, sizeof(err));
-	b.rank = 1;
-	b.bitmap = 2;
-	nout = 0;
-	feed(ps, &a, sin_of("10.0.9.1", 4321));
-	feed(ps, &b, sin_of("10.0.9.2", 6000));
-	ok(nout == 2 && ntohs(out[0].to.sin_port) == 4321 && ntohs(out[1].to.sin_port) == 6000,
-	   "a worker registered without a port: learnt from its own packets");
+	j.rank[0] = sin_of("10.0.9.1", 6000);
+	j.rank[1] = sin_of("10.0.9.2", 0);
+	ok(ps_add_job(ps, &j, err, sizeof(err)) == -EINVAL && !ps_njobs(ps) &&
+	   strstr(err, "job 9: worker 1 has no port"),
+	   "a job whose worker has no port: refused, naming the worker (%s)", err);
 	ps_free(ps);
+}
+
+/* The switch's packets only from its address and port; nothing else counts. */
+static void test_trust(void)
+{
+	int ids[1] = { 2 }, nw[1] = { 2 };
+	struct ps *ps = new_ps(1, ids, nw, NULL);
+	struct sockaddr_in rogue[3] = { waddr(2, 0), sw(), sin_of("10.0.7.7", 7680) };
+	struct pkt s0 = { .type = ESA_T_COLLISION, .reason = ESA_R_COLLISION, .job = 2,
+			  .rank = 0, .bitmap = 1, .seq = 3 };
+	struct pkt s1 = s0, part = { .type = ESA_T_PARTIAL, .reason = ESA_R_DELIVER, .job = 2,
+				     .rank = ESA_RANK_NONE, .bitmap = 3, .seq = 4 };
+	struct pkt res = { .type = ESA_T_RESULT, .job = 2, .rank = ESA_RANK_NONE,
+			   .bitmap = 3, .seq = 5 };
+	bool none = true;
+
+	rogue[1].sin_port = htons(7681);	/* the switch's address, another port */
+	s1.rank = 1;
+	s1.bitmap = 2;
+	for (int i = 0; i < NV; i++) {
+		s0.v[i] = 1000;
+		s1.v[i] = 7;
+		part.v[i] = res.v[i] = 666;
+	}
+	nout = 0;
+	for (int k = 0; k < 3; k++) {
+		feed(ps, &s0, rogue[k]);	/* rank 0's chunk, forged */
+		feed(ps, &part, rogue[k]);	/* a whole sum, forged */
+		feed(ps, &res, rogue[k]);	/* a result copy, forged */
+		none &= !nout;
+	}
+	ok(none && ps_counter(ps, 0, PS_C_DROP_SOURCE) == 9 && !ps_pending(ps, 0) &&
+	   !ps_cached(ps, 0),
+	   "COLLISION, PARTIAL and RESULT from a worker's address, from the switch's address "
+	   "with another port, from elsewhere: all 9 dropped (drop_source), nothing kept");
+	for (int i = 0; i < NV; i++)
+		s0.v[i] = 1;
+	feed(ps, &s0, sw());
+	feed(ps, &s1, sw());
+	ok(nout == 2 && ov(0)[0] == 8 && ov(1)[NV - 1] == 8,
+	   "then the switch's own singles: their exact sum, nothing forged in it");
+	ps_free(ps);
+}
+
+static void test_opts(void)
+{
+	struct ps_opts o;
+	char err[200] = "";
+
+	ps_opts_default(&o);
+	ok(ps_check_opts(&o, err, sizeof(err)) == -EINVAL && strstr(err, "--switch"),
+	   "options: no switch address refused (%s)", err);
+	o.nsw = 1;
+	o.sw[0] = sw();
+	ok(!ps_check_opts(&o, err, sizeof(err)),
+	   "options: the defaults (pending 1024) hold two of libesa's largest windows (512)");
+	o.pending = 256;
+	ok(ps_check_opts(&o, err, sizeof(err)) == -EINVAL &&
+	   strstr(err, "pending 256 holds the unfinished chunks of windows up to 128 only, the "
+		  "workers' can be 512"), "options: pending 256 for windows of 512 refused (%s)",
+	   err);
+	o.window = 128;
+	ok(!ps_check_opts(&o, err, sizeof(err)), "options: pending 256 for windows of 128");
+	o.window = 129;
+	ok(ps_check_opts(&o, err, sizeof(err)) == -EINVAL && strstr(err, "can be 129"),
+	   "options: pending 256 for windows of 129 refused (%s)", err);
+	o.window = ESA_TOMB_RING + 1;
+	o.pending = 4096;
+	ok(ps_check_opts(&o, err, sizeof(err)) == -EINVAL && strstr(err, "tombstone ring"),
+	   "options: a window beyond the switch's tombstone ring refused (%s)", err);
 }
 
 /* Malformed, mutated and random packets: all counted, none kills the PS. */
@@ -587,7 +675,7 @@ static void test_fuzz(void)
 {
 	int ids[2] = { 1, 2 }, nw[2] = { 3, 4 };
 	struct ps *ps = new_ps(2, ids, nw, NULL);
-	uint8_t buf[ESA_HDR_LEN + 4 * NV + 64];
+	uint8_t buf[ESA_HDR_LEN + 4 * ESA_MAX_VALUES + 64];
 	struct pkt base = { .type = ESA_T_COLLISION, .reason = ESA_R_COLLISION, .job = 1,
 			    .rank = 1, .bitmap = 2, .seq = 3 };
 	uint64_t drops = 0, rx, good_done;
@@ -612,23 +700,27 @@ static void test_fuzz(void)
 
 		switch (k) {
 		case 0: len = 10; break;
-		case 1: h->version = 2; break;
+		case 1: h->version = ESA_VERSION + 1; break;
 		case 2: h->job = htons(77); break;
 		case 3: h->type = ESA_T_DATA; break;
 		case 4: h->count = htons(NV + 8); break;
 		case 5: h->bitmap = htobe64(6); break;
 		}
 		ps_rx(ps, buf, len, &(struct sockaddr_in){ .sin_family = AF_INET,
-			.sin_addr = waddr(1, 1).sin_addr }, 0);
+			.sin_addr = sw().sin_addr, .sin_port = sw().sin_port }, 0);
 		each &= ps_counter(ps, -2, cases[k].counter) == before + 1;
 	}
 	ok(each, "each malformation counted under its own reason (short, version, job, "
 	   "type, count, header)");
+	ps_rx(ps, buf, 0, &(struct sockaddr_in){ .sin_family = AF_INET,
+	      .sin_addr = waddr(1, 1).sin_addr }, 0);
+	ok(ps_counter(ps, -1, PS_C_RX_PROBE) == 1,
+	   "an empty datagram (a worker's probe): counted as a probe, not a drop");
 
 	nout = 0;
 	for (int i = 0; i < 200000; i++) {
 		size_t len = build(&base, buf);
-		struct sockaddr_in src = waddr(1 + rnd() % 2, rnd() % 4);
+		struct sockaddr_in src = rnd() % 2 ? sw() : waddr(1 + rnd() % 2, rnd() % 4);
 
 		switch (rnd() % 4) {
 		case 0:	/* random bytes */
@@ -650,10 +742,10 @@ static void test_fuzz(void)
 		}
 		ps_rx(ps, buf, len, &src, i * 1000ULL);
 	}
-	for (int c = PS_C_DROP_SHORT; c <= PS_C_DROP_SOURCE; c++)
+	for (int c = PS_C_DROP_SHORT; c <= PS_C_DROP_UNASKED; c++)
 		drops += ps_counter(ps, -2, c);
 	rx = ps_counter(ps, -2, PS_C_RX);
-	ok(rx == 200000 + 6 && drops > 100000,
+	ok(rx == 200000 + 7 && drops > 100000,
 	   "200000 random and mutated packets: every one received and %llu dropped with "
 	   "a reason", (unsigned long long)drops);
 	/* still serving: a fresh chunk of job 2 completes exactly */
@@ -665,11 +757,84 @@ static void test_fuzz(void)
 
 		for (int i = 0; i < NV; i++)
 			p.v[i] = r + i;
-		feed(ps, &p, waddr(2, r));
+		feed(ps, &p, sw());
 	}
 	ok(ps_counter(ps, 1, PS_C_DONE_MERGED) == good_done + 1 && nout == 4 &&
 	   ov(0)[1] == 0 + 1 + 2 + 3 + 4, "and then still serves: a new chunk completes exactly");
 	ps_print_stats(ps, stderr, false);
+	ps_free(ps);
+}
+
+/*
+ * Two levels: a job of 8 ranks under leaves {0-3} (10.255.1.1) and {4-7}
+ * (10.255.2.1) and a spine (10.255.0.1).  The PS takes pieces from all
+ * three: a leaf's partials and single ranks, the spine's partials of whole
+ * leaves (also a leaf's sum it did not add: PARTIAL COLLISION/TOMB/NOSLOT).
+ */
+static void test_two_levels(void)
+{
+	struct sockaddr_in l0 = sin_of("10.255.1.1", ESA_DEFAULT_PORT);
+	struct sockaddr_in l1 = sin_of("10.255.2.1", ESA_DEFAULT_PORT);
+	int ids[1] = { 4 }, nw[1] = { 8 };
+	struct pkt up = { .type = ESA_T_PARTIAL, .reason = ESA_R_COLLISION, .job = 4,
+			  .rank = ESA_RANK_NONE, .bitmap = 0xf0, .seq = 1 };
+	struct pkt lp = up, s = { .type = ESA_T_COLLISION, .reason = ESA_R_TOMB,
+				  .job = 4, .seq = 1 };
+	struct ps_opts o;
+	struct ps *ps;
+
+	ps_opts_default(&o);
+	o.nvals = NV;
+	o.nsw = 3;
+	o.sw[0] = sw();
+	o.sw[1] = l0;
+	o.sw[2] = l1;
+	ps = new_ps(1, ids, nw, &o);
+	for (int i = 0; i < NV; i++)
+		up.v[i] = 4000 + i;		/* ranks 4-7 hold 1000 each */
+	lp.reason = ESA_R_PREEMPT;
+	lp.bitmap = 0x3;
+	for (int i = 0; i < NV; i++)
+		lp.v[i] = 2000;			/* ranks 0, 1: 1000 each */
+	nout = 0;
+	feed(ps, &up, sw());			/* the spine: leaf 1's sum */
+	feed(ps, &lp, l0);			/* leaf 0: a preempted partial */
+	for (int r = 2; r < 4; r++) {
+		s.rank = r;
+		s.bitmap = 1ULL << r;
+		for (int i = 0; i < NV; i++)
+			s.v[i] = 1000;
+		feed(ps, &s, l0);		/* and its ranks after it */
+	}
+	ok(nout == 8 && ov(0)[0] == 8000 && ov(7)[NV - 1] == 8000 + NV - 1 &&
+	   ps_counter(ps, 0, PS_C_DROP_HEADER) == 0,
+	   "two levels: a spine's PARTIAL COLLISION of a leaf, the other leaf's "
+	   "partial and singles: the exact sum to the 8 ranks");
+
+	/* a leaf's rank resent after its leaf's sum went up, then that sum */
+	up.seq = lp.seq = s.seq = 2;
+	s.reason = ESA_R_RESEND;
+	s.flags = ESA_F_RESEND;
+	s.rank = 5;
+	s.bitmap = 1ULL << 5;
+	nout = 0;
+	feed(ps, &s, l1);
+	up.reason = ESA_R_AGED;
+	feed(ps, &up, sw());
+	lp.bitmap = 0xf;
+	lp.reason = ESA_R_FLUSH;
+	for (int i = 0; i < NV; i++)
+		lp.v[i] = 4000;
+	feed(ps, &lp, l0);
+	ok(nout == 8 && ov(0)[0] == 8000 && ov(3)[NV - 1] == 8000 + NV - 1,
+	   "two levels: rank 5 resent, then the spine's aged {4-7} and leaf 0's "
+	   "{0-3}: rank 5 counted once");
+
+	nout = 0;
+	up.seq = 3;
+	feed(ps, &up, sin_of("10.255.3.1", ESA_DEFAULT_PORT));
+	ok(!nout && ps_counter(ps, 0, PS_C_DROP_SOURCE) == 1 && !ps_pending(ps, 0),
+	   "two levels: a partial from a switch not given: dropped");
 	ps_free(ps);
 }
 
@@ -678,12 +843,24 @@ int main(void)
 	printf("TAP version 13\n");
 	test_parse();
 	test_overlap_exact();
+	test_two_levels();
 	test_merge_random();
 	test_whole_sums();
 	test_overflow();
 	test_fetch();
 	test_memory();
-	test_learn_port();
+	test_ports();
+	test_trust();
+	test_opts();
+	test_fuzz();
+	/* The largest vector: one single-buffer XDP frame (ESA_MAX_VALUES) */
+	NV = ESA_MAX_VALUES;
+	pass = "values 856: ";
+	test_overlap_exact();
+	test_merge_random();
+	test_whole_sums();
+	test_overflow();
+	test_fetch();
 	test_fuzz();
 	printf("1..%d\n", tests);
 	return failures ? 1 : 0;

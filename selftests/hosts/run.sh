@@ -16,13 +16,15 @@
 #
 # Scenarios: clean links; 1% loss, 5% loss, duplication and reordering on
 # every worker link (both directions); job 2 run again under its id with the
-# same PS (a new run number); a worker killed mid-job; the PS killed
-# and restarted mid-run over links with loss, duplication and reordering at
-# once (impair.bpf.c's "mix").  Every result is checked by esa-jobs (int32 exact,
-# float32 within libesa's documented bound).  Prints TAP.
+# same PS (a new run number); forged packets to the PS (trust); a worker
+# killed mid-job (its peer's error names it); the PS, then the switch, dead
+# (the workers' errors name them); the PS killed and restarted mid-run over
+# links with loss, duplication and reordering at once (impair.bpf.c's
+# "mix").  Every result is checked by esa-jobs (int32 exact, float32 within
+# libesa's documented bound).  Prints TAP.
 # Environment: HOSTS_QUICK=1 runs the unit tests only; HOSTS_SCENARIOS="loss1
 # killed ..." runs only those scenarios (clean loss1 loss5 dupreorder rerun
-# killed restart); KEEP=1 keeps the logs.
+# trust killed dead restart); KEEP=1 keeps the logs.
 set -u
 cd "$(dirname "$0")/../.."
 B=${OUTPUT:-build}
@@ -54,12 +56,38 @@ for t in lib_test ps_test; do
 	fi
 	rm -f /tmp/$P.$t.err
 done
+# The receive buffer a worker gets without CAP_NET_ADMIN: less than asked,
+# and said (lib_test's rcvbuf test, as nobody).
+rcvbuf_unprivileged() {
+	local out
+
+	out=$(LIBTEST=rcvbuf setpriv --reuid=65534 --regid=65534 --clear-groups \
+		$B/selftests/hosts/lib_test 2>&1)
+	echo "$out" | grep '^ok 1 - as non-root' | sed 's/^ok 1 - /# /'
+	grep -q '^ok 1 - as non-root' <<<"$out" && ! grep -q '^not ok' <<<"$out"
+}
+# io=xdp without CAP_BPF and CAP_NET_ADMIN: one line saying so; io=auto:
+# UDP, and the warning says why (lib_test's xdp_refused test, as nobody).
+xdp_unprivileged() {
+	local out
+
+	out=$(LIBTEST=xdp_refused setpriv --reuid=65534 --regid=65534 --clear-groups \
+		$B/selftests/hosts/lib_test 2>&1)
+	echo "$out" | grep '^ok 1 - ' | sed 's/^ok 1 - /# /'
+	[ "$(grep -c '^ok' <<<"$out")" = 3 ] && ! grep -q '^not ok' <<<"$out"
+}
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -x $B/selftests/hosts/lib_test ]; then
+	check "lib_test as an unprivileged user: the receive buffer granted is reported, the shortfall warned" \
+		rcvbuf_unprivileged
+	check "lib_test as an unprivileged user: io=xdp refused in one line naming the capabilities, io=auto falls back to UDP saying why" \
+		xdp_unprivileged
+fi
 
 # ---------------------------------------------------- esa-jobs on loopback
 # Its worker threads share each job's settings: 60 workers and 40 settings,
 # opened and closed 30 times, once crashed in about 1 run of 4.
 jobs_threads() {
-	local args="job 1 iters=0" k r i base=$((20000 + $$ % 30000))
+	local args="job 1 iters=0 ps=127.0.0.1:9" k r i base=$((20000 + $$ % 30000))
 
 	for k in 1 2 3 4 5 6 7 8; do
 		args="$args window=8 priority=las prio_max=3 quantum=64 timeout_ms=50"
@@ -74,7 +102,7 @@ jobs_threads() {
 jobs_open_fails() {
 	local err rc
 
-	err=$(timeout 30 $B/esa-jobs -q -s 127.0.0.1 -n 16 -i 1 --linger 0 job 1 \
+	err=$(timeout 30 $B/esa-jobs -q -s 127.0.0.1 -n 16 -i 1 --linger 0 job 1 ps=127.0.0.1:9 \
 		give_up_ms=1000 worker 192.0.2.1:5000 worker 127.0.0.1:$((50000 + $$ % 10000)) 2>&1)
 	rc=$?
 	[ $rc = 1 ] && grep -q "rank 0: cannot bind 192.0.2.1:5000" <<<"$err"
@@ -82,8 +110,42 @@ jobs_open_fails() {
 jobs_bad_local() {
 	local err
 
-	err=$($B/esa-jobs -s 127.0.0.1 job 1 worker 127.0.0.1:0 2>&1)
+	err=$($B/esa-jobs -s 127.0.0.1 job 1 ps=127.0.0.1:9 worker 127.0.0.1:0 2>&1)
 	[ $? = 2 ] && [ "$err" = 'esa-jobs: job 1 worker 0: local "127.0.0.1:0" is not IP:PORT' ]
+}
+jobs_no_ps() {
+	local err
+
+	err=$($B/esa-jobs -s 127.0.0.1 job 1 worker 127.0.0.1:5000 2>&1)
+	[ $? = 2 ] && [ "$err" = "esa-jobs: job 1: no ps=IP:PORT (the job's PS: workers take results only from the switch and it)" ]
+}
+jobs_big_window() {
+	local err
+
+	err=$($B/esa-jobs -s 127.0.0.1 job 1 ps=127.0.0.1:9 window=513 worker 127.0.0.1:5000 2>&1)
+	[ $? = 2 ] && [ "$err" = "esa-jobs: job 1: window 513: more chunks in flight than the switch's tombstone ring holds (at most 512)" ]
+}
+ps_no_port() {
+	local err
+
+	err=$($B/esa-ps -s 127.0.0.1 job 1 ps 127.0.0.1:9000 workers 127.0.0.1:5000 127.0.0.2 2>&1)
+	[ $? = 1 ] && [ "$err" = 'esa-ps: job 1: worker 1 "127.0.0.2" is not IP:PORT (the PS sends it results and FETCHes)' ]
+}
+ps_bad_io() {
+	local err
+
+	err=$($B/esa-ps -s 127.0.0.1 --io afxdp job 1 ps 127.0.0.1:9000 workers 127.0.0.1:5000 2>&1)
+	[ $? = 1 ] && [ "$err" = 'esa-ps: io "afxdp": not udp, xdp or auto' ] || return 1
+	err=$($B/esa-ps -s 127.0.0.1 --io xdp --ifname nosuch0 job 1 ps 127.0.0.1:9000 \
+		workers 127.0.0.1:5000 2>&1)
+	[ $? = 1 ] && [ "$err" = 'esa-ps: io xdp: no interface nosuch0 here' ]
+}
+ps_pending() {
+	local err
+
+	err=$($B/esa-ps -s 127.0.0.1 --pending 200 -w 128 job 1 ps 127.0.0.1:9000 \
+		workers 127.0.0.1:5000 2>&1)
+	[ $? = 1 ] && [ "$err" = "esa-ps: pending 200 holds the unfinished chunks of windows up to 100 only, the workers' can be 128" ]
 }
 jobs_too_many() {
 	local err
@@ -101,6 +163,14 @@ if [ -x $B/esa-jobs ]; then
 	check "esa-jobs: a bad worker address: one line, status 2, before any thread starts" \
 		jobs_bad_local
 	check "esa-jobs: 65 settings for a job: one line, status 2" jobs_too_many
+	check "esa-jobs: a job without its PS (ps=): one line, status 2" jobs_no_ps
+	check "esa-jobs: a window beyond the switch's tombstone ring: one line, status 2" \
+		jobs_big_window
+fi
+if [ -x $B/esa-ps ]; then
+	check "esa-ps: a worker without a port: one line naming it, status 1" ps_no_port
+	check "esa-ps: --pending below two windows (-w): one line, status 1" ps_pending
+	check "esa-ps: a bad --io, an --ifname not there for --io xdp: one line, status 1" ps_bad_io
 fi
 
 if [ -n "${HOSTS_QUICK:-}" ]; then
@@ -122,6 +192,14 @@ done
 
 # ---------------------------------------------------------------- topology
 . selftests/hosts/topo.sh
+# The vector length of every scenario: the largest (856 values, a 3476-byte
+# IP packet: topo.sh's links carry it), HOSTS_VALUES=N for another.
+VALUES=${HOSTS_VALUES:-856}
+# The transport of the workers and the PS: udp, then xdp for the second
+# pass (AF_XDP; names "xdp-..."); PFX prefixes the scenarios' names.
+IO=udp PFX=
+# esa-jobs' words of a job (topo_jobrun's), at $VALUES values per packet
+jobrun() { topo_jobrun "$@" values=$VALUES io=$IO; }
 LOG=$(mktemp -d /tmp/$P.XXXX)
 cleanup() {
 	topo_cleanup
@@ -136,7 +214,8 @@ setup() {
 	topo_switch || return 1
 	local i
 	for i in $WORKERS; do topo_host $i wire || return 1; done
-	topo_host 250
+	# NAPI by GRO: the PS host's XDP hook is free for esa-ps's AF_XDP
+	TOPO_NAPI=gro topo_host 250
 }
 check "topology: a switch, 9 worker hosts behind impairable wires, a PS host" setup
 
@@ -147,23 +226,26 @@ jobspecs() {
 	J3=$(topo_jobspec 3 250 6003 3 $LEASE 6 7 8 9)
 }
 jobspecs
-R1=$(topo_jobrun 1 6001 1 2 3 -- priority=srsf prio_max=3 quantum=64)
-R2=$(topo_jobrun 2 6002 4 5 -- dtype=i32 prio=1 prio_max=3)
-R3=$(topo_jobrun 3 6003 6 7 8 9 -- priority=las prio_max=3 quantum=512)
+jobruns() {
+	R1=$(jobrun 1 6001 1 2 3 -- priority=srsf prio_max=3 quantum=64)
+	R2=$(jobrun 2 6002 4 5 -- dtype=i32 prio=1 prio_max=3)
+	R3=$(jobrun 3 6003 6 7 8 9 -- priority=las prio_max=3 quantum=512)
+}
+jobruns
 
 # start_switch SLOTS [esactl prog load words]: a fresh switch with the jobs
 start_switch() {
 	local slots=$1
 	shift
 	topo_unload
-	topo_load slots $slots values 256 "$@" || return 1
+	topo_load slots $slots values $VALUES "$@" || return 1
 	esactl job add ${J1#job } && esactl job add ${J2#job } && esactl job add ${J3#job }
 }
 
 PSPID=
 # start_ps NAME: esa-ps on the PS host, counters (JSON) to $LOG/NAME.json at exit
 start_ps() {
-	ip netns exec $P-h250 $B/esa-ps -j -s 10.255.0.1 $J1 $J2 $J3 \
+	ip netns exec $P-h250 $B/esa-ps -j -s 10.255.0.1 -v $VALUES --io $IO $J1 $J2 $J3 \
 		>$LOG/$1.json 2>$LOG/$1.err &
 	PSPID=$!
 	TOPO_PIDS="$TOPO_PIDS $PSPID"
@@ -205,6 +287,8 @@ run_jobs() {
 
 # Sum a job stat over the three jobs of a run's report.
 run_sum() { json $LOG/$1.run.json "sum(x['$2'] for x in d['jobs'])"; }
+# The nine workers and the PS of run NAME were on AF_XDP.
+on_xdp() { [ "$(run_sum $1 io_xdp)" = 9 ] && grep -q 'io xdp eth0 queue 0' $LOG/$1.ps.err; }
 
 # ------------------------------------------------------------ impaired links
 # scenario NAME SECTION SLOTS: the jobs through impaired (or clean) links
@@ -242,6 +326,10 @@ scenario() {
 			[ "$got" -gt "$sent" -a "$(run_sum $name rx_duplicates)" -gt 0 ] ;;
 	esac
 	check "$name: the PS dropped nothing (malformed or foreign)" [ "${ps_drops:-x}" = 0 ]
+	[ $IO = xdp ] && check "$name: every worker and the PS on AF_XDP (io_xdp $(run_sum $name io_xdp) of 9; PS: $(grep -o 'io xdp [a-z0-9]* queue [0-9]*' $LOG/$name.ps.err))" \
+		on_xdp $name
+	check "$name: the workers refused nothing: every result came from the switch's or the PS's address and port, every FETCH from the PS ($(run_sum $name rx_untrusted) and $(run_sum $name fetch_refused) refused)" \
+		[ "$(run_sum $name rx_untrusted)" = 0 -a "$(run_sum $name fetch_refused)" = 0 ]
 }
 
 want() { [ -z "${HOSTS_SCENARIOS:-}" ] || [[ " $HOSTS_SCENARIOS " == *" $1 "* ]]; }
@@ -257,12 +345,12 @@ want dupreorder && scenario dupreorder dupreorder 256
 # starts the sequence numbers elsewhere: no stale result is taken.
 rerun_job2() {	# rerun_job2 NAME SEED RUN
 	timeout 120 $B/esa-jobs -j -s 10.255.0.1 -n 256k -i 3 --seed $2 \
-		$(topo_jobrun 2 6002 4 5 -- dtype=i32 prio=1 prio_max=3 run=$3) \
+		$(jobrun 2 6002 4 5 -- dtype=i32 prio=1 prio_max=3 run=$3) \
 		>$LOG/$1.run.json 2>$LOG/$1.run.err
 }
 reregister2() { esactl job delete 2 && esactl job add ${J2#job }; }
 rerun() {
-	local name=rerun i
+	local name=${PFX}rerun i
 	start_switch 256 || { nok "$name: switch loaded"; return; }
 	start_ps $name.ps || { nok "$name: PS started"; return; }
 	for i in 4 5; do
@@ -284,6 +372,42 @@ rerun() {
 }
 want rerun && rerun
 
+# ------------------------------------------------------------------ trust
+# Forged packets to the PS from job 1's rank 0's host (its registered
+# address and port, and the switch's port): what only the switch sends, and
+# a RESULT answering no FETCH.  All dropped and counted; nothing finished.
+forge() {
+	ip netns exec $P-h1 python3 - $VALUES <<'PY'
+import socket, struct, sys
+nv = int(sys.argv[1])
+def pkt(t, rank, bitmap, seq, reason=0):
+    return struct.pack("!BBBBHHQIHBB", 2, t, 0, 0, 1, rank, bitmap, seq, nv, reason,
+                       0) + bytes(4 * nv)
+ps = ("10.9.250.2", 9000)
+me = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+me.bind(("10.9.1.2", 6001))            # job 1's rank 0, as registered
+sw = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+sw.bind(("10.9.1.2", 7680))            # the switch's port, not its address
+me.sendto(pkt(4, 0, 1, 5, 2), ps)      # COLLISION/COLLISION of rank 0
+me.sendto(pkt(3, 0xffff, 3, 6, 1), ps) # PARTIAL/PREEMPT of ranks 0, 1
+sw.sendto(pkt(2, 0xffff, 7, 7), ps)    # the switch's RESULT copy
+me.sendto(pkt(2, 0, 7, 8), ps)         # rank 0's answer to no FETCH
+PY
+}
+trust() {
+	local name=${PFX}trust drops
+	start_switch 256 || { nok "$name: switch loaded"; return; }
+	start_ps $name.ps || { nok "$name: PS started"; return; }
+	forge || nok "$name: forged packets sent"
+	sleep 0.3
+	stop_ps
+	drops=$(json $LOG/$name.ps.json '"%d %d %d %d" % (job(1)["drop_source"], job(1)["drop_unasked"], job(1)["rx"], sum(job(1)[k] for k in ("done_switch", "done_merged", "done_deliver", "done_fetched", "result_tx")))')
+	echo "# PS, job 1: drop_source, drop_unasked, rx, done and sent: $drops"
+	check "$name: forged COLLISION, PARTIAL and RESULT from a worker's host dropped (drop_source), its RESULT to no FETCH dropped (drop_unasked), nothing finished" \
+		[ "$drops" = "3 1 4 0" ]
+}
+want trust && trust
+
 # ------------------------------------------------------------ a worker dies
 # Jobs 1 and 3 run throughout.  A: job 2's rank 1 is killed; rank 0 gives
 # up, and its resends flush its partials out of the switch on the way.
@@ -296,13 +420,13 @@ slots_of() { json $1 'sum(x["slots"] for x in d["jobs"] if x["job"] == '$2')'; }
 BGPID=
 job2() {	# job2 RANK: one worker of job 2 in its own process
 	$B/esa-jobs -j -s 10.255.0.1 -n 256k -i 1000 --only 2:$1 --linger 0 \
-		$(topo_jobrun 2 6002 4 5 -- dtype=i32 prio=3 prio_max=3 give_up_ms=1000) \
-		>$LOG/killed.w2.$1.json 2>$LOG/killed.w2.$1.err &
+		$(jobrun 2 6002 4 5 -- dtype=i32 prio=3 prio_max=3 give_up_ms=1000) \
+		>$LOG/${PFX}killed.w2.$1.json 2>$LOG/${PFX}killed.w2.$1.err &
 	BGPID=$!
 	TOPO_PIDS="$TOPO_PIDS $BGPID"
 }
 killed() {
-	local name=killed a0 a1 j4=() r rc rca main held recl J4
+	local name=${PFX}killed a0 a1 j4=() r rc rca main held recl J4
 	LEASE=500
 	jobspecs
 	J4=$(topo_jobspec 4 250 6004 3 $LEASE 4 5)
@@ -322,8 +446,12 @@ killed() {
 	wait $a1 2>/dev/null
 	wait $a0
 	rca=$?
-	gave_up() { [ $rca = 1 ] && grep -q "no result came back" $LOG/$name.w2.0.err; }
-	check "$name A: job 2's other worker gave up (status $rca: $(tail -1 $LOG/$name.w2.0.err))" \
+	gave_up() {
+		[ $rca = 1 ] && grep -q "no result came back" $LOG/$name.w2.0.err &&
+			grep -q "the PS 10.9.250.2:9000 holds chunk [0-9]* of rank(s) 0 and lacks rank(s) 1)" \
+				$LOG/$name.w2.0.err
+	}
+	check "$name A: job 2's other worker gave up, naming rank 1 (status $rca: $(tail -1 $LOG/$name.w2.0.err))" \
 		gave_up
 	sleep 0.3
 	esactl -j pool show >$LOG/$name.poolA.json
@@ -332,11 +460,17 @@ killed() {
 	# B: long resend timeouts, so that its partials wait in the switch
 	for r in 0 1; do
 		$B/esa-jobs -j -s 10.255.0.1 -n 256k -i 1000 --only 4:$r --linger 0 \
-			$(topo_jobrun 4 6004 4 5 -- dtype=i32 prio=3 prio_max=3 \
+			$(jobrun 4 6004 4 5 -- dtype=i32 prio=3 prio_max=3 \
 				timeout_ms=5000 timeout_max_ms=5000) \
 			>$LOG/$name.w4.$r.json 2>$LOG/$name.w4.$r.err &
 		j4[$r]=$!
 		TOPO_PIDS="$TOPO_PIDS $!"
+	done
+	# both running (an AF_XDP worker takes longer to open), then a while
+	for t in $(seq 50); do
+		[ "$(esactl -j stats show | python3 -c 'import json,sys
+print(sum(1 for x in json.load(sys.stdin)["jobs"] if x["job"] == 4 and x["rx"] > 0))' 2>/dev/null)" = 1 ] && break
+		sleep 0.1
 	done
 	sleep 0.6
 	kill -9 ${j4[1]}	# rank 0 runs its window ahead: partials wait for rank 1
@@ -365,9 +499,36 @@ killed() {
 }
 want killed && killed
 
+# --------------------------------------------------- the PS, the switch dead
+# A: no PS running, and no sum leaves the switch without its ack (policy
+# atp); the workers' probe draws the PS's port unreachable.  B: no
+# switch program: the switch's address has no route.  Each worker's error
+# names the silent peer, from the ICMP error.
+dead_run() {	# dead_run NAME: job 2 alone, giving up after 1.5 s
+	timeout 60 $B/esa-jobs -j -s 10.255.0.1 -n 64k -i 1 --linger 0 \
+		$(jobrun 2 6002 4 5 -- dtype=i32 give_up_ms=1500) \
+		>$LOG/$1.run.json 2>$LOG/$1.run.err
+}
+dead() {
+	local name=${PFX}dead rc
+	start_switch 256 policy atp || { nok "$name: switch loaded"; return; }
+	dead_run $name.A
+	rc=$?
+	echo "# A: $(grep -m1 'rank 0' $LOG/$name.A.run.err)"
+	check "$name A: no PS running: both workers of job 2 fail naming it, from its ICMP error" \
+		[ $rc = 1 -a "$(grep -c 'the PS 10.9.250.2:9000 is unreachable: Connection refused (ICMP from 10.9.250.2' $LOG/$name.A.run.err)" = 2 ]
+	topo_unload
+	dead_run $name.B
+	rc=$?
+	echo "# B: $(grep -m1 'rank 0' $LOG/$name.B.run.err)"
+	check "$name B: no switch program: both workers fail naming the switch, from the ICMP error" \
+		[ $rc = 1 -a "$(grep -c 'the switch 10.255.0.1:7680 is unreachable: Network is unreachable (ICMP from 10.9.[45].1' $LOG/$name.B.run.err)" = 2 ]
+}
+want dead && dead
+
 # ------------------------------------------------------------ the PS restarts
 restart() {
-	local name=restart rc alive
+	local name=${PFX}restart rc alive
 	start_switch 256 || { nok "$name: switch loaded"; return; }
 	start_ps $name.ps0 || { nok "$name: PS started"; return; }
 	for i in $WORKERS; do topo_impair $i mix 2>/dev/null; done
@@ -395,6 +556,24 @@ restart() {
 		[ "${work:-0}" -gt 0 ]
 }
 want restart && restart
+
+# ------------------------------------------------------------------ AF_XDP
+# The workers and the PS again on AF_XDP (io=xdp, esa-ps --io xdp): clean
+# links, loss, duplication and reordering, killed workers (their XDP
+# programs go with them: bpf_links) and the dead job's slots reclaimed, a
+# dead PS and switch named from ICMP errors that reach the UDP socket
+# beside the AF_XDP one, the PS killed and restarted.  HOSTS_NO_XDP=1 skips.
+if [ -z "${HOSTS_NO_XDP:-}" ]; then
+	IO=xdp PFX=xdp-
+	jobruns
+	want xdp-clean && scenario xdp-clean none 4096
+	want xdp-loss5 && scenario xdp-loss5 loss5 256
+	want xdp-dupreorder && scenario xdp-dupreorder dupreorder 256
+	want xdp-killed && killed
+	want xdp-dead && dead
+	want xdp-restart && restart
+	IO=udp PFX=
+fi
 
 echo "1..$n"
 [ $fail = 0 ]

@@ -7,6 +7,8 @@
  * sums that fit as overflowed (the library must redo them exactly), and
  * throws garbage at the workers (which they must ignore).  It also checks
  * what the workers send: one rank's DATA, consistent bytes on resends.
+ * Results go out from the switch's socket; FETCHes from a second one, the
+ * PS's (the switch's port + 1), where the answers come back.
  */
 #ifndef ESA_SIMSWITCH_H
 #define ESA_SIMSWITCH_H
@@ -55,8 +57,8 @@ struct ss_stats {
 };
 
 struct simswitch {
-	int	fd;
-	struct sockaddr_in addr;
+	int	fd, psfd;
+	struct sockaddr_in addr, psaddr;
 	pthread_t th;
 	volatile int stop;
 	int	nvals;
@@ -64,6 +66,9 @@ struct simswitch {
 	int	njobs;
 	/* misbehaviour, probabilities in 0..1 */
 	double	p_drop_in, p_drop_out, p_dup, p_reorder, p_false_ovf, p_garbage;
+	/* as a PS: a resend of a chunk not complete gets a FETCH (from the
+	 * PS's socket) whose bitmap holds the ranks in so far */
+	bool	fetch_status;
 	/* false overflow flags only on chunks in [fo_lo, fo_hi): the tensor's
 	 * own chunks, whose partials could overflow, not the redo halves */
 	uint32_t fo_lo[4], fo_hi[4];
@@ -191,6 +196,21 @@ static inline void ss_result(struct simswitch *s, struct ss_job *j, uint32_t seq
 		ss_garbage(s, j, seq);
 }
 
+/* As the PS: a FETCH for seq to a rank that resent it, with what we hold. */
+static inline void ss_status(struct simswitch *s, struct ss_job *j, uint32_t seq, int rank)
+{
+	struct esa_hdr h = { 0 };
+
+	h.version = ESA_VERSION;
+	h.type = ESA_T_FETCH;
+	h.job = htons(j->id);
+	h.rank = htons(ESA_RANK_NONE);
+	h.bitmap = htobe64(j->c[seq].bitmap);
+	h.seq = htonl(seq);
+	sendto(s->psfd, &h, ESA_HDR_LEN, 0, (const struct sockaddr *)&j->w[rank],
+	       sizeof(j->w[rank]));
+}
+
 static inline bool ss_fo_range(const struct simswitch *s, uint32_t seq)
 {
 	for (int i = 0; i < s->nfo; i++)
@@ -252,6 +272,8 @@ static inline void ss_rx(struct simswitch *s, const uint8_t *buf, int len,
 			s->st.inconsistent++;	/* a resend must be the same bytes */
 		if (c->done && (h->flags & ESA_F_RESEND))
 			ss_result(s, j, seq, 1ULL << rank);
+		else if (s->fetch_status && (h->flags & ESA_F_RESEND))
+			ss_status(s, j, seq, rank);
 		return;
 	}
 	memcpy(c->first + rank * s->nvals, v, 4 * s->nvals);
@@ -282,27 +304,30 @@ static inline void ss_rx(struct simswitch *s, const uint8_t *buf, int len,
 static inline void *ss_thread(void *arg)
 {
 	struct simswitch *s = arg;
-	uint8_t buf[2048];
+	uint8_t buf[ESA_HDR_LEN + 4 * ESA_MAX_VALUES + 64];
 
 	while (!s->stop) {
-		struct pollfd p = { .fd = s->fd, .events = POLLIN };
+		struct pollfd p[2] = { { .fd = s->fd, .events = POLLIN },
+				       { .fd = s->psfd, .events = POLLIN } };
 		struct sockaddr_in src;
 		socklen_t sl = sizeof(src);
 		int n;
 
-		if (poll(&p, 1, s->nheld ? 1 : 20) <= 0) {
+		if (poll(p, 2, s->nheld ? 1 : 20) <= 0) {
 			pthread_mutex_lock(&s->lock);
 			ss_tick(s, true);	/* quiet: let the held ones go */
 			pthread_mutex_unlock(&s->lock);
 			continue;
 		}
-		while ((n = recvfrom(s->fd, buf, sizeof(buf), MSG_DONTWAIT, (void *)&src,
-				     &sl)) >= 0) {
-			pthread_mutex_lock(&s->lock);
-			ss_rx(s, buf, n, &src);
-			ss_tick(s, false);
-			pthread_mutex_unlock(&s->lock);
-			sl = sizeof(src);
+		for (int k = 0; k < 2; k++) {
+			while ((n = recvfrom(p[k].fd, buf, sizeof(buf), MSG_DONTWAIT,
+					     (void *)&src, &sl)) >= 0) {
+				pthread_mutex_lock(&s->lock);
+				ss_rx(s, buf, n, &src);
+				ss_tick(s, false);
+				pthread_mutex_unlock(&s->lock);
+				sl = sizeof(src);
+			}
 		}
 	}
 	return NULL;
@@ -319,12 +344,16 @@ static inline int ss_start(struct simswitch *s, uint16_t port, int nvals, uint64
 	s->addr.sin_family = AF_INET;
 	s->addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	s->addr.sin_port = htons(port);
+	s->psaddr = s->addr;
+	s->psaddr.sin_port = htons(port + 1);
 	s->fd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (s->fd < 0)
+	s->psfd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (s->fd < 0 || s->psfd < 0)
 		return -errno;
 	setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
 	setsockopt(s->fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
-	if (bind(s->fd, (void *)&s->addr, sizeof(s->addr)))
+	if (bind(s->fd, (void *)&s->addr, sizeof(s->addr)) ||
+	    bind(s->psfd, (void *)&s->psaddr, sizeof(s->psaddr)))
 		return -errno;
 	return 0;
 }
@@ -354,6 +383,7 @@ static inline void ss_stop(struct simswitch *s)
 	s->stop = 1;
 	pthread_join(s->th, NULL);
 	close(s->fd);
+	close(s->psfd);
 	for (int i = 0; i < s->njobs; i++) {
 		for (uint32_t q = 0; q < SS_MAXSEQ; q++) {
 			free(s->jobs[i].c[q].first);
@@ -364,7 +394,7 @@ static inline void ss_stop(struct simswitch *s)
 	}
 }
 
-/* Ask worker `rank` of job j for its result of seq (a FETCH). */
+/* Ask worker `rank` of job j for its result of seq (a FETCH, from the PS). */
 static inline void ss_fetch(struct simswitch *s, int ji, int rank, uint32_t seq)
 {
 	struct esa_hdr h = { 0 };
@@ -375,7 +405,8 @@ static inline void ss_fetch(struct simswitch *s, int ji, int rank, uint32_t seq)
 	h.rank = htons(ESA_RANK_NONE);
 	h.seq = htonl(seq);
 	pthread_mutex_lock(&s->lock);
-	ss_raw_send(s, &s->jobs[ji].w[rank], &h, ESA_HDR_LEN);
+	sendto(s->psfd, &h, ESA_HDR_LEN, 0, (const struct sockaddr *)&s->jobs[ji].w[rank],
+	       sizeof(s->jobs[ji].w[rank]));
 	pthread_mutex_unlock(&s->lock);
 }
 

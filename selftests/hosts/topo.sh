@@ -9,16 +9,28 @@
 # A host is linked straight to its port (veth), or through a "wire": ns
 # $P-wI bridging the host's veth and the port's, where both directions of
 # the link can be impaired (loss, duplication, reordering: impair.bpf.o on
-# the bridge ports' egress, HTB for the reordering lane).  Every veth end
-# that receives frames sent by XDP runs the XDP_PASS program (platform
-# pitfall: a veth takes XDP frames only when its peer runs NAPI).
+# the bridge ports' egress, HTB for the reordering lane).  A port may also
+# lead to a "rack": ns $P-wI bridging the port's veth and several hosts
+# $P-hI.K, 10.9.I.(K+1) (topo_rack).  Every veth end that receives frames
+# sent by XDP runs the XDP_PASS program (platform pitfall: a veth takes XDP
+# frames only when its peer runs NAPI).  TOPO_MODE=generic attaches the
+# switch in generic (SKB) mode instead of native.  TOPO_NAPI=gro gives a
+# host linked straight NAPI by GRO (ethtool) instead of the XDP_PASS
+# program, leaving its XDP hook free (AF_XDP: libesa's, esa-ps's program).
+#
+# Every veth and bridge has MTU $TOPO_MTU (3500): the largest vector, 856
+# values, is a 3476-byte IP packet, and native XDP on veth takes a peer MTU
+# of at most 3506 (one single-buffer frame: a page less headroom and
+# skb_shared_info).
 #
 # Set B (build dir) and P (unique prefix) before calling topo_init.
 
 topo_init() {
 	SW=$P-sw
+	TOPO_MTU=${TOPO_MTU:-3500}
 	PIN=/sys/fs/bpf/$P
 	TOPO_HOSTS=""
+	TOPO_NS=""
 	TOPO_PIDS=""
 	mkdir -p /run/netns
 }
@@ -41,14 +53,17 @@ topo_host() {
 	ip netns add $h || return 1
 	ip -n $h link set lo up
 	if [ -z "$wire" ]; then
-		ip link add p$i netns $SW type veth peer name eth0 netns $h || return 1
+		ip link add p$i mtu $TOPO_MTU netns $SW type veth \
+			peer name eth0 mtu $TOPO_MTU netns $h || return 1
 	else
 		local w=$P-w$i
 		ip netns add $w || return 1
 		ip -n $w link set lo up
-		ip link add p$i netns $SW type veth peer name tosw netns $w || return 1
-		ip link add tohost netns $w type veth peer name eth0 netns $h || return 1
-		ip -n $w link add br0 type bridge || return 1
+		ip link add p$i mtu $TOPO_MTU netns $SW type veth \
+			peer name tosw mtu $TOPO_MTU netns $w || return 1
+		ip link add tohost mtu $TOPO_MTU netns $w type veth \
+			peer name eth0 mtu $TOPO_MTU netns $h || return 1
+		ip -n $w link add br0 mtu $TOPO_MTU type bridge || return 1
 		ip -n $w link set tosw master br0
 		ip -n $w link set tohost master br0
 		ip -n $w link set tosw up
@@ -62,19 +77,56 @@ topo_host() {
 	ip -n $h addr add 10.9.$i.2/24 dev eth0
 	ip -n $h link set eth0 up
 	ip -n $h route add default via 10.9.$i.1
-	if [ -z "$wire" ]; then
+	if [ -z "$wire" ] && [ "${TOPO_NAPI:-xdp}" = gro ]; then
+		ip netns exec $h ethtool -K eth0 gro on >/dev/null || return 1
+	elif [ -z "$wire" ]; then
 		ip -n $h link set dev eth0 xdpdrv obj $B/esa_pass.bpf.o sec xdp || return 1
 	fi
 	TOPO_HOSTS="$TOPO_HOSTS $i"
 }
 
+# topo_rack I N: port pI leads to a rack, a bridge (ns $P-wI) with N hosts
+# $P-hI.K (K = 1..N) at 10.9.I.(K+1), each with its own MAC, default route
+# via the port.
+topo_rack() {
+	local i=$1 n=$2 w=$P-w$1 k h
+	ip netns add $w || return 1
+	TOPO_NS="$TOPO_NS $w"
+	ip -n $w link set lo up
+	ip link add p$i mtu $TOPO_MTU netns $SW type veth \
+		peer name tosw mtu $TOPO_MTU netns $w || return 1
+	ip -n $w link add br0 mtu $TOPO_MTU type bridge || return 1
+	ip -n $w link set tosw master br0
+	ip -n $w link set tosw up
+	ip -n $w link set br0 up
+	ip -n $w link set dev tosw xdpdrv obj $B/esa_pass.bpf.o sec xdp || return 1
+	for k in $(seq 1 $n); do
+		h=$P-h$i.$k
+		ip netns add $h || return 1
+		TOPO_NS="$TOPO_NS $h"
+		ip -n $h link set lo up
+		ip link add eth0 mtu $TOPO_MTU netns $h \
+			address 02:09:00:00:$(printf %02x $i):$(printf %02x $k) \
+			type veth peer name h$k mtu $TOPO_MTU netns $w || return 1
+		ip -n $w link set h$k master br0
+		ip -n $w link set h$k up
+		ip -n $h addr add 10.9.$i.$((k + 1))/24 dev eth0
+		ip -n $h link set eth0 up
+		ip -n $h route add default via 10.9.$i.1
+	done
+	ip -n $SW addr add 10.9.$i.1/24 dev p$i
+	ip -n $SW link set p$i up
+	TOPO_HOSTS="$TOPO_HOSTS $i"
+}
+
 # topo_load ARGS...: load the program (esactl prog load ARGS) and attach it
-# to every port made so far; resolve every host from the switch.
+# to every port made so far (TOPO_MODE=generic: in generic mode); resolve
+# every host from the switch.
 topo_load() {
 	esactl prog load addr 10.255.0.1 "$@" || return 1
 	local i
 	for i in $TOPO_HOSTS; do
-		esactl dev attach p$i || return 1
+		esactl dev attach p$i ${TOPO_MODE:+mode $TOPO_MODE} || return 1
 	done
 	for i in $TOPO_HOSTS; do
 		ip netns exec $SW ping -c1 -W1 -q 10.9.$i.2 >/dev/null || return 1
@@ -98,6 +150,17 @@ topo_impair() {
 		ip netns exec $w tc qdisc replace dev $d clsact
 		ip netns exec $w tc filter replace dev $d egress pref 1 handle 1 bpf da \
 			obj $B/impair.bpf.o sec tc/$2 || return 1
+	done
+}
+
+# topo_shape I RATE: shape both directions of host I's wire to RATE (tc's
+# units, e.g. 300mbit) with tbf, a queue of 50 ms.  On the wire, not on the
+# switch's port: the switch's XDP redirects bypass that port's qdisc.
+topo_shape() {
+	local w=$P-w$1 d
+	for d in tosw tohost; do
+		ip netns exec $w tc qdisc replace dev $d root tbf rate "$2" burst 64kb \
+			latency 50ms || return 1
 	done
 }
 
@@ -130,6 +193,10 @@ topo_cleanup() {
 		ip netns del $P-h$i 2>/dev/null
 		ip netns del $P-w$i 2>/dev/null
 	done
+	for i in $TOPO_NS; do
+		ip netns del $i 2>/dev/null
+	done
+	TOPO_NS=""
 	[ -n "${SW:-}" ] && ip netns del $SW 2>/dev/null
 	rm -rf "${PIN:-/nonexistent}"
 	return 0
@@ -146,13 +213,14 @@ topo_jobspec() {
 }
 
 # The esa-jobs words of the same job: topo_jobrun ID PORT HOST... -- KEY=VALUE...
+# Its PS is on host $TOPO_PS (250) at port 9000, as topo_jobspec registers it.
 topo_jobrun() {
 	local id=$1 port=$2 i
 	shift 2
 	local hosts=()
 	while [ $# -gt 0 ] && [ "$1" != "--" ]; do hosts+=("$1"); shift; done
 	[ "${1:-}" = "--" ] && shift
-	printf 'job %s %s' "$id" "$*"
+	printf 'job %s ps=10.9.%s.2:9000 %s' "$id" "${TOPO_PS:-250}" "$*"
 	for i in "${hosts[@]}"; do
 		printf ' worker netns=/run/netns/%s-h%s 10.9.%s.2:%s' "$P" "$i" "$i" "$port"
 	done

@@ -13,7 +13,7 @@
 #include "testlib.h"
 #include "esa_bench.h"
 #include "benchlib.h"
-#include "esa_nl.h"
+#include "kmod_test.h"
 
 #define JOB		1
 #define WORKERS		8
@@ -61,8 +61,8 @@ int main(int argc, char **argv)
 	}
 	if (load(&e[0], &net, 0) || load(&e[1], &net, 1))
 		return 1;
-	if (esa_job_add(&e[0], JOB, &j, err, sizeof(err)) ||
-	    esa_nl_job_add(nl, JOB, &j)) {
+	if (esa_job_register(&e[0], JOB, &j, err, sizeof(err)) ||
+	    k_job_add(&e[1], nl, JOB, &j, err, sizeof(err))) {
 		fprintf(stderr, "esa_kfunc_bench: job: %s %s\n", err,
 			esa_nl_error(nl) ?: "");
 		return 1;

@@ -3,13 +3,19 @@
  * The XDP data plane in kfunc mode (build/esa_kfunc.bpf.o, or
  * $ESA_KFUNC_OBJECT) over esa.ko's registry: golden packets through
  * BPF_PROG_TEST_RUN, with jobs registered, changed, deleted and expired
- * through netlink.  Each test has a namespace of its own (testlib.h's
- * topology), hence a registry of its own.  Needs root and esa.ko.
+ * through netlink; one program refusing a second namespace's packets; the
+ * kfuncs called directly (esa_kf_probe.bpf.c): the registration, the
+ * module's own clock, and programs passing what the kfuncs must not get.
+ * Each test has a namespace of its own (testlib.h's topology), hence a
+ * registry of its own.  Needs root and esa.ko.
  */
+#include <bpf/btf.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "kmod_test.h"
+#include "esa_kf_probe.h"
+#include "esa_kf_probe.skel.h"
 
 #define JOB	3
 
@@ -75,21 +81,29 @@ static int data(struct __test_metadata *_metadata, FIXTURE_DATA(kf) *self,
 static __u32 add_job(struct __test_metadata *_metadata, FIXTURE_DATA(kf) *self,
 		     __u8 max_prio, __u32 lease_ms)
 {
-	struct esa_job j = t_job(2, T_PS_A, max_prio, JOB), got;
+	struct esa_job j = t_job(2, T_PS_A, max_prio, JOB);
+	char err[ESA_ERR_LEN];
 
 	j.rank[1].port = 0;
 	j.lease_ms = lease_ms;
-	EXPECT_EQ(0, esa_nl_job_add(self->nl, JOB, &j));
-	EXPECT_EQ(0, esa_nl_job_get(self->nl, JOB, &got, NULL));
-	return got.gen;
+	EXPECT_EQ(0, k_job_add(&self->e, self->nl, JOB, &j, err, sizeof(err)))
+		TH_LOG("%s", err);
+	return esa_job_gen(&j);
 }
 
-/* The sum left as a RESULT for both ranks, stamped with generation gen. */
+/* The slot of chunk seq of JOB (registered without a home). */
+static __u32 t_slot_of_kf(FIXTURE_DATA(kf) *self, __u32 seq)
+{
+	return esa_slot_index(self->e.cfg.policy, JOB, seq, self->e.cfg.slots, 0, 0);
+}
+
+/* The sum left as a RESULT for both ranks, by generation gen's slot. */
 static void check_result(struct __test_metadata *_metadata,
 			 FIXTURE_DATA(kf) *self, const struct t_run *r,
 			 __u32 gen, int k0, int k1)
 {
 	__s32 a[ESA_MAX_VALUES], b[ESA_MAX_VALUES], got[ESA_MAX_VALUES];
+	struct esa_slot slot;
 	struct t_pkt p;
 
 	ASSERT_EQ(XDP_REDIRECT, r->verdict);
@@ -97,8 +111,9 @@ static void check_result(struct __test_metadata *_metadata,
 	EXPECT_EQ(ESA_T_RESULT, p.type);
 	EXPECT_EQ(3, p.bitmap);
 	EXPECT_EQ(ESA_RANK_NONE, p.rank);
-	EXPECT_EQ(sizeof(struct esa_meta), r->metalen);
-	EXPECT_EQ(gen, r->meta.gen);
+	EXPECT_EQ(0, r->metalen);
+	ASSERT_EQ(0, t_slot(&self->e, t_slot_of_kf(self, p.seq), &slot, NULL));
+	EXPECT_EQ(gen, slot.gen);	/* the generation that completed it */
 	vals(a, self->nvals, k0);
 	vals(b, self->nvals, k1);
 	for (int i = 0; i < self->nvals; i++)
@@ -247,7 +262,7 @@ TEST_F_TIMEOUT(kf, lease_expiry, 120)
 	EXPECT_EQ(gen, k_find_event(&e, ESA_CMD_JOB_RECLAIMED, JOB)->gen);
 	ASSERT_EQ(0, esa_nl_job_get(self->nl, JOB, &got, &info));
 	EXPECT_EQ(1, info.expired);
-	EXPECT_EQ(gen + 1, got.gen);
+	EXPECT_EQ(gen + 1, esa_job_gen(&got));
 	ASSERT_EQ(0, esa_nl_counters(self->nl, JOB, &t, &c));
 	EXPECT_EQ(1, c.expiries);
 	EXPECT_EQ(1, c.reclaims);
@@ -260,42 +275,283 @@ TEST_F_TIMEOUT(kf, lease_expiry, 120)
 	EXPECT_EQ(1, t_ctr(&self->e, JOB, ESA_C_RECLAIMED));
 	ASSERT_EQ(0, esa_nl_job_get(self->nl, JOB, &got, &info));
 	EXPECT_EQ(0, info.expired);
-	EXPECT_EQ(gen + 1, got.gen);
+	EXPECT_EQ(gen + 1, esa_job_gen(&got));
 	DATA(0, 1, 0, 3);
 	check_result(_metadata, self, &r, gen + 1, 3, 2);
 	EXPECT_EQ(1, t_ctr(&self->e, JOB, ESA_C_EXPIRED));
 	esa_nl_close(mon);
 }
 
-/* The program reads the registry of the namespace it runs in. */
-TEST_F_TIMEOUT(kf, per_namespace, 120)
+/*
+ * One program serves one namespace: the first to send it a packet.  A
+ * packet from a second namespace, whose registry has a job of the same id,
+ * is dropped before it touches a slot (else that job's generation, unknown
+ * here, would make this namespace's partial look dead and be taken), and
+ * the second namespace's counters and the kernel log say why.
+ */
+TEST_F_TIMEOUT(kf, program_serves_one_namespace, 120)
 {
+	struct esa_job j = t_job(2, T_PS_A, 0, JOB);
+	struct t_run r;
+	__u32 gen;
+	int p[2];
 	pid_t pid;
-	int status;
+	char c;
 
-	add_job(_metadata, self, 0, 0);
+	gen = add_job(_metadata, self, 0, 0);
+	EXPECT_EQ(XDP_DROP, DATA(0, 1, 0, 1));		/* binds, claims */
+	EXPECT_EQ(1, t_ctr(&self->e, JOB, ESA_C_CLAIMED));
+	ASSERT_EQ(0, pipe(p));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
+		struct esa_nl_counters t;
 		__s32 v[ESA_MAX_VALUES];
+		struct esa_nl *nl;
 		__u8 buf[2048];
-		struct t_pkt p;
-		struct t_run r;
-		int len;
+		struct t_pkt pk;
+		int len, bad = 0;
 
-		vals(v, self->nvals, 1);
-		p = t_data(&self->n, JOB, 0, 1, 0, v, self->nvals);
-		len = t_build(&p, buf);
-		if (unshare(CLONE_NEWNET) ||
+		j.rank[1].port = 0;
+		vals(v, self->nvals, 9);
+		pk = t_data(&self->n, JOB, 1, 1, 0, v, self->nvals);
+		pk.sport = 6000;
+		len = t_build(&pk, buf);
+		if (unshare(CLONE_NEWNET) || esa_nl_open(&nl) ||
+		    esa_nl_job_add(nl, JOB, &j) ||
 		    t_run(self->e.prog_fd, buf, len, 0, NULL, 0, &r))
 			_exit(100);
-		_exit(r.verdict != XDP_DROP ||
-		      t_ctr(&self->e, JOB, ESA_C_DROP_JOB) != 1);
+		bad |= (r.verdict != XDP_DROP) << 0;
+		bad |= (esa_nl_counters(nl, -1, &t, NULL) || t.foreign != 1) << 1;
+		c = bad;
+		_exit(write(p[1], &c, 1) == 1 ? bad : 101);
 	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
-	EXPECT_EQ(0, t_ctr(&self->e, JOB, ESA_C_CLAIMED));
+	EXPECT_EQ(0, k_wait(pid));
+	ASSERT_EQ(1, read(p[0], &c, 1));
+	/* Counted as of an unknown job, in the program's counters. */
+	EXPECT_EQ(1, t_ctr(&self->e, JOB, ESA_C_DROP_JOB));
+	EXPECT_EQ(0, t_ctr(&self->e, JOB, ESA_C_RECLAIMED));
+	EXPECT_EQ(1, t_ctr(&self->e, JOB, ESA_C_CLAIMED));
+	/* This namespace's partial survived: rank 1 completes it. */
+	DATA(1, 1, 0, 2);
+	check_result(_metadata, self, &r, gen, 1, 2);
+	EXPECT_EQ(0, system("dmesg | grep -q 'refused: its XDP program serves netns cookie'"));
+}
+
+/* A probe program of the skeleton, alone (the others not loaded). */
+static struct esa_kf_probe_bpf *probe_open(const char *only)
+{
+	struct esa_kf_probe_bpf *sk = esa_kf_probe_bpf__open();
+	struct bpf_program *prog;
+
+	if (!sk)
+		return NULL;
+	bpf_object__for_each_program(prog, sk->obj)
+		bpf_program__set_autoload(prog,
+					  !strcmp(bpf_program__name(prog), only));
+	return sk;
+}
+
+static int probe_run(int fd, struct esa_probe *pr)
+{
+	struct t_run r;
+	int err = t_run(fd, pr, sizeof(*pr), 0, NULL, 0, &r);
+
+	if (!err)
+		memcpy(pr, r.pkt, sizeof(*pr));
+	return err;
+}
+
+/*
+ * The registration the kfuncs report is the one netlink reports: the
+ * generation the add opened, unchanged by a lease expiry (after which the
+ * generation is one more), and the admission times the lease with the
+ * module's clock.
+ */
+TEST_F_TIMEOUT(kf, reg_through_the_kfuncs, 120)
+{
+	struct esa_probe pr = {};
+	struct esa_nl_job_info info;
+	struct bpf_program *prog_it;
+	struct esa_kf_probe_bpf *sk;
+	struct esa_job got;
+	__u32 gen;
+
+	sk = esa_kf_probe_bpf__open();
+	ASSERT_NE(NULL, sk);
+	bpf_object__for_each_program(prog_it, sk->obj)
+		bpf_program__set_autoload(prog_it,
+			!strncmp(bpf_program__name(prog_it), "probe_", 6));
+	ASSERT_EQ(0, esa_kf_probe_bpf__load(sk));
+	/* Long enough for the calls below even under emulation. */
+	gen = add_job(_metadata, self, 3, 1000);
+	ASSERT_EQ(0, esa_nl_job_get(self->nl, JOB, &got, &info));
+	EXPECT_EQ(gen, info.reg);
+
+	pr.key = ESA_KF_KEY(JOB, 0, 2, htons(T_WORKER_PORT + JOB));
+	pr.saddr = t_worker_ip(0);
+	ASSERT_EQ(0, probe_run(bpf_program__fd(sk->progs.probe_admit), &pr));
+	EXPECT_EQ(0, pr.ret);
+	EXPECT_EQ(gen, pr.ji.gen);
+	EXPECT_EQ(gen, pr.ji.reg);
+	EXPECT_EQ(2, pr.ji.nworkers);
+	pr.job = JOB;
+	ASSERT_EQ(0, probe_run(bpf_program__fd(sk->progs.probe_job), &pr));
+	EXPECT_EQ(1, pr.ret);
+	EXPECT_EQ(gen, pr.kj.gen);
+	EXPECT_EQ(gen, pr.kj.reg);
+	EXPECT_EQ(htons(T_PS_PORT), pr.kj.ps.port);
+	pr.gen = gen;
+	ASSERT_EQ(0, probe_run(bpf_program__fd(sk->progs.probe_alive), &pr));
+	EXPECT_EQ(1, pr.ret);
+
+	/* Silent past the lease, by the module's clock: dead, and the next
+	 * packet opens generation gen + 1 under the same registration.
+	 */
+	usleep(1200 * 1000);
+	pr.gen = gen;
+	ASSERT_EQ(0, probe_run(bpf_program__fd(sk->progs.probe_alive), &pr));
+	EXPECT_EQ(0, pr.ret);
+	ASSERT_EQ(0, probe_run(bpf_program__fd(sk->progs.probe_admit), &pr));
+	EXPECT_EQ(ESA_C_EXPIRED, pr.ret);
+	EXPECT_EQ(gen + 1, pr.ji.gen);
+	EXPECT_EQ(gen, pr.ji.reg);
+	ASSERT_EQ(0, esa_nl_job_get(self->nl, JOB, &got, &info));
+	EXPECT_EQ(gen + 1, esa_job_gen(&got));
+	EXPECT_EQ(gen, info.reg);
+	EXPECT_GT(50, info.idle_ms);
+	esa_kf_probe_bpf__destroy(sk);
+}
+
+/* The tests without the data plane's setup, with room for the debug
+ * kernels (the harness's default is 30 s).
+ */
+FIXTURE(bare) {
+	int unused;
+};
+
+FIXTURE_SETUP(bare)
+{
+}
+
+FIXTURE_TEARDOWN(bare)
+{
+}
+
+/* No kfunc takes a time from the program: the module's BTF says so. */
+TEST_F_TIMEOUT(bare, kfuncs_take_no_time, 300)
+{
+	static const struct { const char *name; int params; } want[] = {
+		{ "bpf_esa_bind", 2 }, { "bpf_esa_admit", 4 },
+		{ "bpf_esa_owner_alive", 3 }, { "bpf_esa_job", 3 },
+	};
+	struct btf *vmlinux, *btf;
+
+	if (!k_module_loaded())
+		SKIP(return, "esa.ko is not loaded");
+	vmlinux = btf__load_vmlinux_btf();
+	ASSERT_NE(NULL, vmlinux);
+	btf = btf__load_module_btf("esa", vmlinux);
+	ASSERT_NE(NULL, btf);
+	for (int i = 0; i < 4; i++) {
+		int id = btf__find_by_name_kind(btf, want[i].name, BTF_KIND_FUNC);
+		const struct btf_type *proto;
+		const struct btf_param *prm;
+
+		ASSERT_LT(0, id);
+		proto = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
+		EXPECT_EQ(want[i].params, btf_vlen(proto));
+		prm = btf_params(proto);
+		for (int a = 0; a < btf_vlen(proto); a++)
+			EXPECT_STRNE("now", btf__name_by_offset(btf, prm[a].name_off));
+	}
+	btf__free(btf);
+	btf__free(vmlinux);
+}
+
+/*
+ * Programs that pass NULL, or a pointer that may be NULL, where a kfunc
+ * writes: 6.12's verifier refuses them (KF_TRUSTED_ARGS).  6.1's lets them
+ * through (its flag does not cover memory arguments): there they run, the
+ * kfunc says -EINVAL, and the kernel lives on.  Programs that pass memory
+ * too small or a context that is not one are refused by both.
+ */
+static void bad_program(struct __test_metadata *_metadata, const char *name,
+			const char *refusal, bool runs_on_61)
+{
+	char log[16384] = "";
+	struct esa_kf_probe_bpf *sk = probe_open(name);
+	struct esa_probe pkt = {
+		/* Job JOB, registered by the caller: a kfunc would write. */
+		.key = ESA_KF_KEY(JOB, 0, 0, htons(T_WORKER_PORT + JOB)),
+		.saddr = t_worker_ip(0), .job = JOB,
+	};
+	struct bpf_program *prog;
+	struct t_run r;
+	int err;
+
+	ASSERT_NE(NULL, sk);
+	prog = bpf_object__find_program_by_name(sk->obj, name);
+	ASSERT_NE(NULL, prog);
+	bpf_program__set_log_buf(prog, log, sizeof(log));
+	bpf_program__set_log_level(prog, 1);
+	err = esa_kf_probe_bpf__load(sk);
+	if (runs_on_61 && k_kernel() < 602) {
+		ASSERT_EQ(0, err) TH_LOG("%s refused on %d: %s", name, k_kernel(), log);
+		ASSERT_EQ(0, t_run(bpf_program__fd(prog), &pkt, sizeof(pkt), 0,
+				   NULL, 0, &r));
+		EXPECT_EQ(-EINVAL, r.verdict) TH_LOG("%s returned %d", name, r.verdict);
+		TH_LOG("%s: loaded by %d's verifier; the kfunc said %d",
+		       name, k_kernel(), r.verdict);
+	} else {
+		EXPECT_NE(0, err);
+		EXPECT_NE(NULL, strstr(log, refusal))
+			TH_LOG("%s: wanted \"%s\" from the verifier, got:\n%s",
+			       name, refusal, log);
+	}
+	esa_kf_probe_bpf__destroy(sk);
+}
+
+TEST_F_TIMEOUT(bare, verifier_refuses_bad_arguments, 300)
+{
+	struct esa_job j = t_job(2, T_PS_A, 0, JOB);
+	struct esa_nl *nl;
+
+	if (!k_module_loaded())
+		SKIP(return, "esa.ko is not loaded");
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	ASSERT_EQ(0, esa_nl_open(&nl));
+	ASSERT_EQ(0, esa_nl_job_add(nl, JOB, &j));
+	bad_program(_metadata, "bad_admit_null",
+		    "Possibly NULL pointer passed to trusted arg3", true);
+	bad_program(_metadata, "bad_admit_maybe_null",
+		    "Possibly NULL pointer passed to trusted arg3", true);
+	bad_program(_metadata, "bad_job_null",
+		    "Possibly NULL pointer passed to trusted arg2", true);
+	bad_program(_metadata, "bad_bind_null",
+		    "Possibly NULL pointer passed to trusted arg1", true);
+	bad_program(_metadata, "bad_admit_short",
+		    "invalid indirect access to stack", false);
+	bad_program(_metadata, "bad_ctx", "expected pointer to ctx", false);
+	esa_nl_close(nl);
+}
+
+/* A binding the kfunc could only update with a split lock: refused. */
+TEST_F_TIMEOUT(bare, bind_misaligned, 300)
+{
+	struct esa_kf_probe_bpf *sk;
+	__u8 pkt[64] = {};
+	struct t_run r;
+
+	if (!k_module_loaded())
+		SKIP(return, "esa.ko is not loaded");
+	sk = probe_open("bad_bind_misaligned");
+	ASSERT_NE(NULL, sk);
+	ASSERT_EQ(0, esa_kf_probe_bpf__load(sk));
+	ASSERT_EQ(0, t_run(bpf_program__fd(sk->progs.bad_bind_misaligned),
+			   pkt, sizeof(pkt), 0, NULL, 0, &r));
+	EXPECT_EQ(-EINVAL, r.verdict);
+	esa_kf_probe_bpf__destroy(sk);
 }
 
 TEST_HARNESS_MAIN

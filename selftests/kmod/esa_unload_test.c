@@ -2,10 +2,12 @@
 /*
  * Loading and unloading esa.ko: with jobs registered (clean, in every
  * namespace, with leases about to run out), while a loaded program uses its
- * kfuncs (refused with EAGAIN until the program is gone), and with bad
- * module parameters.  The module is loaded again, with defaults, after each
- * test.  It unloads the module: run it only where that is fine (the test
- * VM); it needs $ESA_KO, the module file, and skips without it.
+ * kfuncs or a dump is in flight (refused with EAGAIN until they are gone),
+ * with a monitor joined, and with bad module parameters; and what a
+ * namespace costs with a large max_jobs (nothing until a job is added).
+ * The module is loaded again, with defaults, after each test.  It unloads
+ * the module: run it only where that is fine (the test VM); it needs
+ * $ESA_KO, the module file, and skips without it.
  */
 #include <sched.h>
 #include <signal.h>
@@ -32,7 +34,20 @@ static int read_param(void)
 	return v;
 }
 
-TEST(refused_while_a_program_uses_the_kfuncs)
+/* Room beyond the harness's default 30 s: emulation, debug kernels. */
+FIXTURE(slow) {
+	int unused;
+};
+
+FIXTURE_SETUP(slow)
+{
+}
+
+FIXTURE_TEARDOWN(slow)
+{
+}
+
+TEST_F_TIMEOUT(slow, refused_while_a_program_uses_the_kfuncs, 300)
 {
 	char err[ESA_ERR_LEN] = "";
 	struct esa_opts o;
@@ -56,7 +71,7 @@ TEST(refused_while_a_program_uses_the_kfuncs)
 	ASSERT_EQ(0, k_insmod(""));
 }
 
-TEST(clean_with_jobs_registered)
+TEST_F_TIMEOUT(slow, clean_with_jobs_registered, 300)
 {
 	struct esa_job j = t_job(ESA_MAX_WORKERS, T_PS_A, 0, 0);
 	int up[2], down[2], status;
@@ -94,10 +109,11 @@ TEST(clean_with_jobs_registered)
 
 	ASSERT_EQ(0, esa_nl_open(&nl));
 	for (int id = 0; id < 200; id++) {
-		j.lease_ms = id % 2 ? 60000 : 30 + id;	/* some expire now */
+		/* Some expire now. */
+		j.lease_ms = id % 2 ? 60000 : ESA_LEASE_MS_MIN + id / 4;
 		ASSERT_EQ(0, esa_nl_job_add(nl, id, &j));
 	}
-	usleep(100000);
+	usleep(ESA_LEASE_MS_MIN * 1000);
 	esa_nl_close(nl);
 	ASSERT_EQ(0, k_rmmod_wait(10));
 	ASSERT_FALSE(k_module_loaded());
@@ -117,7 +133,7 @@ TEST(clean_with_jobs_registered)
 	esa_nl_close(nl);
 }
 
-TEST(module_parameters)
+TEST_F_TIMEOUT(slow, module_parameters, 300)
 {
 	struct esa_job j = t_job(2, T_PS_A, 0, 0);
 	struct esa_nl *nl;
@@ -143,8 +159,164 @@ TEST(module_parameters)
 	ASSERT_EQ(256, read_param());
 }
 
+struct in_flight {
+	int	rmmod_during;	/* what rmmod said while the dump ran */
+	int	seen;
+};
+
+static int in_flight_cb(__u32 id, const struct esa_job *j,
+			const struct esa_nl_job_info *info, void *arg)
+{
+	struct in_flight *f = arg;
+
+	if (!f->seen++)
+		f->rmmod_during = k_rmmod();
+	return 0;
+}
+
+/*
+ * rmmod while a dump is between two parts (the dump holds the module) and
+ * a monitor is joined (it does not): refused with EAGAIN, then, the dump
+ * done, clean; the monitor hears nothing more and its socket stays usable.
+ */
+TEST_F_TIMEOUT(slow, rmmod_with_a_monitor_and_a_dump_in_flight, 300)
+{
+	struct esa_job j = t_job(ESA_MAX_WORKERS, T_PS_A, 0, 0);
+	int rc, big = 4 << 20;
+	struct in_flight f = {};
+	struct k_events e = {};
+	struct esa_nl *nl, *mon;
+
+	if (!need_module())
+		SKIP(return, "needs $ESA_KO and esa.ko loaded or loadable");
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	ASSERT_EQ(0, esa_nl_open(&nl));
+	ASSERT_EQ(0, esa_nl_open(&mon));
+	ASSERT_EQ(0, setsockopt(esa_nl_fd(mon), SOL_SOCKET, SO_RCVBUFFORCE,
+				&big, sizeof(big)));
+	ASSERT_EQ(0, esa_nl_join_events(mon));
+	for (int id = 0; id < 100; id++) {
+		j.lease_ms = id % 2 ? 0 : ESA_LEASE_MS_MIN;
+		ASSERT_EQ(0, esa_nl_job_add(nl, id, &j));
+	}
+	ASSERT_EQ(0, esa_nl_job_dump(nl, in_flight_cb, &f));
+	EXPECT_EQ(100, f.seen);
+	EXPECT_EQ(-EAGAIN, f.rmmod_during);
+	EXPECT_TRUE(k_module_loaded());
+	ASSERT_EQ(0, k_rmmod_wait(10));
+	ASSERT_FALSE(k_module_loaded());
+	/* Whatever was queued before is there; nothing comes after, and
+	 * the socket works (times out) rather than failing.
+	 */
+	esa_nl_set_timeout(mon, 300);
+	do {
+		e.n = 0;
+		rc = esa_nl_monitor(mon, k_event_cb, &e);
+	} while (rc == 1);
+	EXPECT_EQ(-EAGAIN, rc);
+	esa_nl_close(mon);
+	esa_nl_close(nl);
+	ASSERT_EQ(0, k_insmod(""));
+}
+
+/* Free memory now, in bytes. */
+static long long mem_free(void)
+{
+	long long kb = -1;
+	char k[64];
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	while (f && fscanf(f, "%63s %lld kB", k, &kb) == 2 &&
+	       strcmp(k, "MemFree:"))
+		;
+	if (f)
+		fclose(f);
+	return kb * 1024;
+}
+
+/* What n new network namespaces cost each, in bytes of free memory. */
+static long long netns_cost(int n)
+{
+	int go[2], ack[2], stop[2];
+	long long before, after;
+	pid_t pid[16];
+	char c = 0;
+
+	if (pipe(go) || pipe(ack) || pipe(stop))
+		return -1;
+	for (int i = 0; i < n; i++) {
+		pid[i] = fork();
+		if (!pid[i]) {
+			close(go[1]);
+			close(ack[0]);
+			close(stop[1]);
+			if (read(go[0], &c, 1) != 1 || unshare(CLONE_NEWNET) ||
+			    write(ack[1], &c, 1) != 1)
+				_exit(1);
+			read(stop[0], &c, 1);
+			_exit(0);
+		}
+	}
+	usleep(200000);
+	before = mem_free();
+	for (int i = 0; i < n; i++)
+		if (write(go[1], &c, 1) != 1 || read(ack[0], &c, 1) != 1)
+			return -1;
+	usleep(200000);
+	after = mem_free();
+	close(stop[1]);
+	for (int i = 0; i < n; i++)
+		waitpid(pid[i], NULL, 0);
+	close(go[0]), close(go[1]), close(ack[0]), close(ack[1]);
+	close(stop[0]);
+	return (before - after) / n;
+}
+
+/*
+ * A namespace pays for esa's registry only when its first job is added,
+ * and the caller's memory cgroup pays: with max_jobs 65536 a registry is
+ * about 3 MiB, which a namespace that never uses esa must not cost.
+ */
+TEST_F_TIMEOUT(slow, registry_allocated_on_first_use, 300)
+{
+	struct esa_job j = t_job(2, T_PS_A, 0, 0);
+	long long small, large, before, after;
+	struct esa_nl *nl;
+
+	if (!need_module())
+		SKIP(return, "needs $ESA_KO and esa.ko loaded or loadable");
+	if (k_cg_make("esa-unload-test"))
+		SKIP(return, "no cgroup v2 memory controller");
+	ASSERT_EQ(0, k_rmmod_wait(10));
+	ASSERT_EQ(0, k_insmod("max_jobs=16"));
+	small = netns_cost(8);
+	ASSERT_EQ(0, k_rmmod_wait(10));
+	ASSERT_EQ(0, k_insmod("max_jobs=65536"));
+	large = netns_cost(8);
+	TH_LOG("a new namespace costs %lld KiB with max_jobs 16, %lld KiB with 65536",
+	       small / 1024, large / 1024);
+	EXPECT_GT(1024 * 1024, large - small);
+
+	/* The first add allocates it, charged to the caller. */
+	ASSERT_EQ(0, k_cg_enter("esa-unload-test", 0));
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	ASSERT_EQ(0, esa_nl_open(&nl));
+	before = k_cg_read("esa-unload-test", "memory.current", NULL);
+	ASSERT_EQ(0, esa_nl_job_add(nl, 65535, &j));
+	after = k_cg_read("esa-unload-test", "memory.current", NULL);
+	TH_LOG("the first add charged %lld KiB", (after - before) / 1024);
+	/* 65536 * (8 + 36) B; memory.current moves in batches (page stocks). */
+	EXPECT_LE(2LL << 20, after - before);
+	esa_nl_close(nl);
+	ASSERT_EQ(0, k_cg_enter(".", 0));
+
+	ASSERT_EQ(0, k_rmmod_wait(10));
+	ASSERT_EQ(0, k_insmod(""));
+	k_cg_remove("esa-unload-test");
+}
+
 /* A module without BTF would leave the data path on the maps: refused. */
-TEST(refused_without_btf)
+TEST_F_TIMEOUT(slow, refused_without_btf, 300)
 {
 	const char *ko = getenv("ESA_KO_NOBTF");
 	int fd, err;

@@ -3,6 +3,7 @@
 # kernel.sh - a Debian 12 kernel to build esa.ko against and to boot in qemu.
 #
 # usage: selftests/vm/kernel.sh SERIES       SERIES: 6.1 or 6.12
+#        selftests/vm/kernel.sh FLAVOUR      debug kernel, built: debug, kcsan
 #        selftests/vm/kernel.sh source       parts of linux-source-6.1
 #        selftests/vm/kernel.sh ynl          netlink specs and ynl, 6.12's
 #
@@ -19,7 +20,11 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${ESA_VM_CACHE:-$top/vm}
 mkdir -p "$cache/debs"
-exec 9>"$cache/.lock"
+# A debug kernel builds for an hour: it must not hold up the other series.
+case ${1:-} in
+debug|kcsan) exec 9>"$cache/.lock-$1" ;;
+*) exec 9>"$cache/.lock" ;;
+esac
 flock 9
 
 log() { echo "kernel.sh: $*" >&2; }
@@ -55,27 +60,9 @@ depends() {
 	apt-cache depends "$1" | sed -n 's/^ *Depends: //p'
 }
 
-# vmlinux (an ELF that keeps .BTF) from an x86 bzImage, through the boot
-# protocol's payload_offset and payload_length fields.
+# vmlinux (an ELF that keeps .BTF) from an x86 bzImage, as DKMS builds do.
 extract_vmlinux() {
-	local img=$1 out=$2 setup off len start magic dec
-	setup=$(od -An -tu1 -j 0x1f1 -N1 "$img" | tr -d ' ')
-	[ "$setup" = 0 ] && setup=4
-	off=$(od -An -tu4 -j 0x248 -N4 "$img" | tr -d ' ')
-	len=$(od -An -tu4 -j 0x24c -N4 "$img" | tr -d ' ')
-	start=$(( (setup + 1) * 512 + off ))
-	magic=$(od -An -tx1 -j "$start" -N4 "$img" | tr -d ' ')
-	case $magic in
-	fd377a58) dec="xz -dcq" ;;
-	28b52ffd) dec="zstd -dcq" ;;
-	1f8b*) dec="gzip -dc" ;;
-	*) die "$img: unknown payload compression ($magic)" ;;
-	esac
-	# The decompressor complains about the size trailer; check the result.
-	tail -c +$((start + 1)) "$img" | head -c "$len" | $dec > "$out.tmp" 2>/dev/null || true
-	readelf -S "$out.tmp" 2>/dev/null | grep ' \.BTF ' >/dev/null ||
-		die "no vmlinux with .BTF in $img"
-	mv "$out.tmp" "$out"
+	"$top/kmod/extract-vmlinux.sh" "$1" "$2" || die "no vmlinux from $1"
 }
 
 # linux-source-6.1, only what resolve_btfids (and checkpatch.pl) needs.
@@ -131,12 +118,74 @@ resolve_btfids61() {
 	echo "$out/resolve_btfids"
 }
 
+# All of linux-source-6.12, for the debug kernels.
+source612() {
+	local d=$cache/linux-src-6.12 srcdeb
+	srcdeb=$(deb linux-source-6.12)
+	if [ ! -e "$d/.done" ] || [ "$(cat "$d/.done")" != "$srcdeb" ]; then
+		log "extract linux-source-6.12 (all of it)"
+		rm -rf "$d" && mkdir -p "$d"
+		dpkg-deb --fsys-tarfile "$srcdeb" |
+			tar -xO ./usr/src/linux-source-6.12.tar.xz |
+			tar -xJ -C "$d" --strip-components=1
+		echo "$srcdeb" > "$d/.done"
+	fi
+	echo "$d"
+}
+
+# A debug kernel of flavour $1 (debug: KASAN; kcsan: KCSAN), both with
+# lockdep, atomic-sleep checks and debug objects (debug.config), built
+# from linux-source-6.12 with x86_64_defconfig as the base.  Cached: it is
+# built again only when the source or the config fragments change.
+debug_kernel() {
+	local flavour=$1 src o frag stamp want kver opt
+	src=$(source612)
+	o=$cache/debug-6.12-$flavour
+	case $flavour in
+	debug) frag=$top/selftests/vm/kasan.config ;;
+	kcsan) frag=$top/selftests/vm/kcsan.config ;;
+	esac
+	stamp="$(cat "$src/.done") $(cat "$top/selftests/vm/debug.config" "$frag" | md5sum | cut -d' ' -f1)"
+	if [ ! -e "$o/.done" ] || [ "$(cat "$o/.done")" != "$stamp" ]; then
+		log "build the $flavour kernel from $src in $o (long: an hour or more on 2 cores)"
+		rm -rf "$o" && mkdir -p "$o"
+		make -s -C "$src" O="$o" x86_64_defconfig >&2
+		"$src/scripts/kconfig/merge_config.sh" -m -O "$o" "$o/.config" \
+			"$top/selftests/vm/debug.config" "$frag" >&2
+		make -s -C "$src" O="$o" olddefconfig >&2
+		# A fragment line the kernel's Kconfig dropped is a wrong config.
+		while IFS= read -r opt; do
+			case $opt in
+			CONFIG_*=n) want="# ${opt%=n} is not set" ;;
+			CONFIG_*) want=$opt ;;
+			*) continue ;;
+			esac
+			grep -qx "$want" "$o/.config" || die "$flavour kernel: $opt did not stick"
+		done < <(cat "$top/selftests/vm/debug.config" "$frag")
+		nice make -s -j2 -C "$src" O="$o" bzImage modules >&2 ||
+			die "$flavour kernel: build failed"
+		rm -rf "$o/modroot"
+		make -s -C "$src" O="$o" INSTALL_MOD_PATH="$o/modroot" modules_install >&2 ||
+			die "$flavour kernel: modules_install failed"
+		echo "$stamp" > "$o/.done"
+	fi
+	kver=$(make -s -C "$src" O="$o" kernelrelease)
+	cat <<EOF
+KVER=$kver
+KDIR=$o
+RESOLVE_BTFIDS=
+VMLINUZ=$o/arch/x86/boot/bzImage
+MODROOT=$o/modroot
+EOF
+}
+
 case ${1:-} in
 6.1)	meta=linux-headers-amd64 ; abi='6.1.0-*-amd64' ;;
 6.12)	meta=linux-headers-6.12-amd64 ; abi='6.12.*-amd64' ;;
+debug|kcsan) debug_kernel "$1"; exit 0 ;;
 source)	source61; exit 0 ;;
 ynl)	ynl612; exit 0 ;;
-*)	die "usage: kernel.sh { 6.1 | 6.12 | source | ynl }" ;;
+*)	die "usage: kernel.sh { 6.1 | 6.12 | debug | kcsan | source | ynl }" ;;
 esac
 
 apt_ready

@@ -4,7 +4,12 @@
 # tested inside Debian 12's own kernels booted in qemu with software
 # emulation (TCG): neither KVM nor module loading on the host is needed.
 #
-# usage: selftests/vm/vmtest.sh [-b] [-i] [SERIES...]   SERIES: 6.1, 6.12
+# usage: selftests/vm/vmtest.sh [-b] [-i] [SERIES...]
+#   SERIES: 6.1, 6.12 (Debian 12's kernels, default), debug (6.12 built
+#       from Debian's linux-source with lockdep, KASAN, kmemleak,
+#       atomic-sleep and debug-object checks), kcsan (the same with KCSAN
+#       instead of KASAN and kmemleak); the debug kernels are built once
+#       (an hour or more each on 2 cores) and cached, see kernel.sh
 #   -b  build only: esa.ko for each kernel (build/vm/KVER/esa.ko), the
 #       tests and the initramfs
 #   -i  first install the Debian packages that are missing (apt-get)
@@ -12,7 +17,11 @@
 # series ("ok 12 - 6.12 esa_nl_test nl.events"), then "N passed, N failed,
 # N skipped".  Console logs are in build/vm/KVER/console.log.  Exit status:
 # 0 all passed, 1 something failed, 4 a requirement is missing (skipped).
-# ESA_VM_TIMEOUT bounds a boot (seconds, default 300); V=1 shows consoles.
+# ESA_VM_TIMEOUT bounds a boot (seconds, default 300, 3600 for the debug
+# kernels); V=1 shows consoles.  ESA_VM_KMOD_SRC=DIR builds the module
+# from DIR's Kbuild, kmod/ and include/uapi/linux/esa.h instead (today's
+# tests against another module, an older one say; no DKMS build then).
+# ESA_STRESS_SECONDS is passed to the guest (esa_kmod_stress).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -20,6 +29,7 @@ cd "$top" || exit 1
 out=build/vm
 cache=${ESA_VM_CACHE:-$top/vm}
 tmo=${ESA_VM_TIMEOUT:-300}
+ynl=
 triplet=$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)
 
 build_only=0 install=0
@@ -64,7 +74,13 @@ need=(
 	"/usr/lib/$triplet/libz.a:zlib1g-dev"
 	perl:perl /usr/lib/python3/dist-packages/yaml:python3-yaml
 	/usr/lib/python3/dist-packages/jsonschema:python3-jsonschema
+	/usr/bin/python3.11:python3.11 dkms:dkms
 )
+case " $* " in
+*" debug "*|*" kcsan "*)
+	need+=(bison:bison flex:flex bc:bc /usr/include/openssl/ssl.h:libssl-dev
+	       /usr/include/libelf.h:libelf-dev) ;;
+esac
 missing=()
 for x in "${need[@]}"; do
 	what=${x%:*} pkg=${x##*:}
@@ -142,6 +158,25 @@ add_module() {
 	echo "$base" >> "$r/lib/modules/order"
 }
 
+# Debian's python3 with what the kernel's ynl CLI needs, the CLI (6.12's)
+# and the spec: the VM drives esa.ko with them (run-tests.sh).
+add_python() {
+	local f
+	[ -n "$ynl" ] || return 0
+	copy_elf /usr/bin/python3.11 /usr/bin/python3
+	for f in $(/usr/bin/python3 selftests/vm/pyfiles.py "$ynl/tools/net/ynl" kmod/esa.yaml); do
+		case $f in
+		*/) mkdir -p "$r$f" && cp -a "$f." "$r$f" ;;
+		*.so) copy_elf "$f" "$f" ;;
+		*) mkdir -p "$r$(dirname "$f")" && cp "$f" "$r$f" ;;
+		esac
+	done
+	find "$r/usr/lib" -name __pycache__ -prune -exec rm -rf {} +
+	mkdir -p "$r/esa/ynl"
+	cp -r "$ynl/tools/net/ynl/cli.py" "$ynl/tools/net/ynl/lib" "$r/esa/ynl/"
+	cp kmod/esa.yaml "$r/esa/"
+}
+
 mkinitramfs() {
 	local a m
 	r=$d/initramfs
@@ -159,18 +194,58 @@ mkinitramfs() {
 	copy_elf "$(command -v ip)" /bin/ip
 	copy_elf "$(readlink -f /bin/sh)" /bin/sh
 	: > "$r/lib/modules/order"
-	m=$(grep -o '^kernel/drivers/net/veth\.ko[.a-z]*' "$mdir/modules.dep") ||
+	# veth: a module of Debian's kernels, built into the debug kernels.
+	if m=$(grep -o '^kernel/drivers/net/veth\.ko[.a-z]*' "$mdir/modules.dep"); then
+		add_module "$m"
+	elif ! grep -q 'drivers/net/veth\.ko' "$mdir/modules.builtin"; then
 		return 1
-	add_module "$m"
+	fi
 	mkdir -p "$r/esa/nobtf"
 	cp "$d/esa.ko" build/esa_kfunc.bpf.o "$out"/bin/esa_*_test \
-		"$out/bin/esa_kfunc_bench" "$out/bin/esactl" "$r/esa/"
+		"$out/bin/esa_kmod_stress" "$out/bin/esa_kfunc_bench" \
+		"$out/bin/esactl" "$r/esa/"
+	add_python || return 1
 	cp "$d/nobtf/esa.ko" "$r/esa/nobtf/"
 	cp "$out/bin/qexit" "$r/bin/"
+	# What the guest takes from the host's environment.
+	: > "$r/esa/env"
+	[ -z "${ESA_STRESS_SECONDS:-}" ] ||
+		echo "export ESA_STRESS_SECONDS=$ESA_STRESS_SECONDS" >> "$r/esa/env"
 	cp selftests/vm/init.sh "$r/init"
 	cp selftests/vm/run-tests.sh "$r/esa/"
 	chmod +x "$r/init" "$r/esa/run-tests.sh"
 	(cd "$r" && find . | cpio -o -H newc --quiet) > "$d/initramfs.cpio"
+}
+
+# What DKMS's AUTOINSTALL does after a Debian 6.1 kernel upgrade: build
+# esa.ko (dkms.conf, kmod/build.sh) for the new kernel while another one
+# runs (here: the host's), from its headers as Debian ships them (no
+# vmlinux) and its image in the boot directory.  Only the install step,
+# which needs /lib/modules/KVER on this machine, is left out.
+dkms_build() {
+	local t=$top/$d/dkms hdr=linux-headers-$KVER log=$d/dkms.log ko
+	rm -rf "$t"
+	mkdir -p "$t/root/usr/src" "$t/boot" "$t/tree"
+	make -s kmod-dkms-src DESTDIR="$t/dest" > "$log" 2>&1 &&
+	cp -a "$MODROOT/usr/src/$hdr" "$t/root/usr/src/" &&
+	rm -f "$t/root/usr/src/$hdr/vmlinux" &&
+	ln -s "$MODROOT/usr/lib" "$t/root/usr/lib" &&
+	ln -s "$VMLINUZ" "$t/boot/vmlinuz-$KVER" &&
+	dkms add -m esa -v "$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)" \
+		--sourcetree "$t/dest/usr/src" --dkmstree "$t/tree" >> "$log" 2>&1 &&
+	RESOLVE_BTFIDS=$RESOLVE_BTFIDS ESA_BOOT_DIR=$t/boot \
+		dkms build -m esa -v "$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)" \
+		-k "$KVER" --kernelsourcedir "$t/root/usr/src/$hdr" \
+		--sourcetree "$t/dest/usr/src" --dkmstree "$t/tree" >> "$log" 2>&1
+	ko=$(find "$t/tree" -name esa.ko | head -1)
+	if [ -z "$ko" ] || ! readelf -S "$ko" | grep ' \.BTF ' >/dev/null ||
+	   ! grep -q "$KVER is not running: vmlinux from" "$log" "$t"/tree/esa/*/"$KVER"/*/log/make.log; then
+		tap fail "$s: DKMS builds esa.ko with BTF for $KVER while $(uname -r) runs"
+		sed 's/^/# /' "$log" | tail -30
+		return 1
+	fi
+	cp "$ko" "$d/esa.ko"
+	tap ok "$s: DKMS builds esa.ko with BTF for $KVER while $(uname -r) runs (the VM boots it)"
 }
 
 build_kernel() {
@@ -181,12 +256,13 @@ build_kernel() {
 		return 1
 	}
 	eval "$env"
-	d=$out/$KVER
+	case $s in debug|kcsan) d=$out/$s ;; *) d=$out/$KVER ;; esac
 	rm -rf "$d/mod"
 	mkdir -p "$d/mod/kmod" "$d/mod/include/uapi/linux"
-	cp Kbuild "$d/mod/"
-	cp kmod/*.[ch] kmod/Makefile "$d/mod/kmod/"
-	cp include/uapi/linux/esa.h "$d/mod/include/uapi/linux/"
+	ksrc=${ESA_VM_KMOD_SRC:-.}
+	cp "$ksrc/Kbuild" "$d/mod/"
+	cp "$ksrc"/kmod/*.[ch] "$ksrc/kmod/Makefile" "$d/mod/kmod/"
+	cp "$ksrc/include/uapi/linux/esa.h" "$d/mod/include/uapi/linux/"
 	if ! make -s -j2 -C "$KDIR" M="$top/$d/mod" \
 		${RESOLVE_BTFIDS:+RESOLVE_BTFIDS=$RESOLVE_BTFIDS} modules \
 		> "$d/build.log" 2>&1 ||
@@ -197,6 +273,10 @@ build_kernel() {
 		return 1
 	fi
 	cp "$d/mod/kmod/esa.ko" "$d/esa.ko"
+	# 6.1: the module the VM boots is the one DKMS builds after an upgrade.
+	if [ "$s" = 6.1 ] && [ -z "${ESA_VM_KMOD_SRC:-}" ]; then
+		dkms_build || return 1
+	fi
 	# And one without BTF (linked again without it), which must refuse to load.
 	mkdir -p "$d/nobtf"
 	rm -f "$d/mod/kmod/esa.ko"
@@ -219,7 +299,8 @@ build_kernel() {
 # Boot                                                                 #
 # ------------------------------------------------------------------ #
 boot() {
-	local s=$1 log=$d/console.log t rc line res want
+	local s=$1 log=$d/console.log t rc line res want tmo=$tmo
+	case $s in debug|kcsan) tmo=${ESA_VM_TIMEOUT:-3600} ;; esac
 	t=$(date +%s.%N)
 	timeout --foreground -k 5 "$tmo" qemu-system-x86_64 \
 		-accel tcg -cpu max -smp 2 -m 1G \
@@ -256,8 +337,14 @@ boot() {
 	fi
 }
 
+# The kernel's ynl CLI (6.12's sources) for the VM, if it can be had.
+ynl=$(selftests/vm/kernel.sh ynl 2> "$out/ynl.log") || {
+	note "no ynl CLI for the VM: $(tail -1 "$out/ynl.log")"
+	ynl=
+}
+
 for s in $series; do
-	case $s in 6.1|6.12) ;; *) tap fail "unknown series $s"; continue ;; esac
+	case $s in 6.1|6.12|debug|kcsan) ;; *) tap fail "unknown series $s"; continue ;; esac
 	build_kernel "$s" || continue
 	[ $build_only = 1 ] && continue
 	boot "$s"

@@ -400,47 +400,16 @@ static int region_take(struct job *j)
 	return -1;
 }
 
-/*
- * Policy switchml, no region free: the job runs without switch memory (the
- * data path sends its packets to the PS, NOSLOT) until one frees up.
- * esa_job_add() insists on a region, so this writes the entry the way it
- * does (inactive first, then active) with region size 0.
- */
-static int job_add_noregion(struct job *j, struct esa_job *e)
-{
-	struct esa_job old;
-	__u32 id = j->id;
-
-	if (esa_job_read(&R.sw, id, &old))
-		return -errno;
-	e->gen = old.gen + 1;
-	e->last_active_ns = esa_now_ns();
-	e->state = ESA_JOB_DELETED;
-	if (bpf_map_update_elem(R.sw.jobs_fd, &id, e, BPF_ANY))
-		return -errno;
-	e->state = ESA_JOB_ACTIVE;
-	if (bpf_map_update_elem(R.sw.jobs_fd, &id, e, BPF_ANY))
-		return -errno;
-	return 0;
-}
-
-/* Hand region j->region to a registered job in place: base first (size 0
- * still means no memory), then the size, so a packet racing with the update
- * sees either no region or the whole one. */
+/* Hand region j->region to a registered job in place. */
 static int job_set_region(struct job *j)
 {
 	struct esa_job e;
-	__u32 id = j->id;
 
-	if (esa_job_read(&R.sw, id, &e) || e.state != ESA_JOB_ACTIVE || e.gen != j->gen)
+	if (esa_job_read(&R.sw, j->id, &e) || e.state != ESA_JOB_ACTIVE ||
+	    esa_job_gen(&e) != j->gen)
 		return -ESTALE;
-	e.region_base = (unsigned)j->region * R.regsize;
-	if (bpf_map_update_elem(R.sw.jobs_fd, &id, &e, BPF_ANY))
-		return -errno;
-	e.region_size = R.regsize;
-	if (bpf_map_update_elem(R.sw.jobs_fd, &id, &e, BPF_ANY))
-		return -errno;
-	return 0;
+	return esa_job_set_region(&R.sw, j->id, (unsigned)j->region * R.regsize,
+				  R.regsize);
 }
 
 static int job_register(struct job *j)
@@ -452,15 +421,11 @@ static int job_register(struct job *j)
 	job_entry(j, &e);
 	if (R.o->policy == ESA_POLICY_SWITCHML) {
 		if (R.o->noslot || region_take(j)) {
+			/* no region free: no switch memory (all to the PS,
+			 * NOSLOT) until one frees up */
 			if (!R.o->noslot)
 				R.waitq[R.wq_tail++] = (unsigned)(j - R.job);
-			rc = job_add_noregion(j, &e);
-			if (rc) {
-				fprintf(stderr, "esa_jct: job %u: %s\n", j->id, strerror(-rc));
-				return rc;
-			}
-			j->gen = e.gen;
-			return 0;
+			goto add;
 		}
 		e.region_base = (unsigned)j->region * R.regsize;
 		e.region_size = R.regsize;
@@ -480,12 +445,13 @@ static int job_register(struct job *j)
 		e.region_base = j->home.base;
 		e.region_size = j->home.size;
 	}
-	rc = esa_job_add(&R.sw, j->id, &e, err, sizeof(err));
+add:
+	rc = esa_job_register(&R.sw, j->id, &e, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "esa_jct: job %u: %s\n", j->id, err);
 		return rc;
 	}
-	j->gen = e.gen;
+	j->gen = esa_job_gen(&e);
 	return 0;
 }
 
@@ -495,6 +461,7 @@ static void job_retire(struct job *j, double now)
 {
 	esa_counters_read(&R.sw, j->id, &j->ctr);
 	esa_job_del(&R.sw, j->id);
+	esa_deliver_clear(&R.sw, j->id);
 	j->gen++;
 	j->state = J_DELETED;
 	j->home.size = 0;

@@ -20,8 +20,13 @@
 # microbenchmarks instead (`esa_jct calib`: the testbed preset's numbers).
 # Everything created is removed on exit, interrupted or not.
 #
+# With -L RATE every host's link (the PS's too) is shaped to RATE by tbf in
+# both directions (a bridge namespace per host, topo_shape), and the
+# simulator is told (--link-gbps and --ps-link-gbps, unless given): then
+# the PS's one link carries W times a worker's traffic on every fallback.
+#
 # usage: user/bench/jct.sh [ -s SEEDS ] [ -r REPS ] [ -o DIR ] [ -P POLICIES ]
-#                          [ -n ] [ -C ] [ -q ] [ -- esa_jct workload options ]
+#                          [ -L RATE ] [ -n ] [ -C ] [ -q ] [ -- esa_jct workload options ]
 set -u
 cd "$(dirname "$0")/../.."
 B=${OUTPUT:-build}
@@ -33,6 +38,7 @@ QUIET=0
 POLICIES=esa,atp,switchml
 REPORT=1
 CALIB=0
+RATE=
 JCT_MAX_OTHERS=${JCT_MAX_OTHERS:-10}
 JCT_RETRIES=${JCT_RETRIES:-3}
 # The benchmark's workload: esa_jct's and esa_sim's options, after the
@@ -50,6 +56,7 @@ usage() {
   -r REPS    repetitions of each seed and policy ($REPS)
   -o DIR     where the runs, the report and the plots go ($OUT)
   -P LIST    policies to run ($POLICIES); the report needs all three
+  -L RATE    shape every host link to RATE (tc's units: 300mbit, 1gbit)
   -n         runs only: no report, no plots
   -C         calibration: the microbenchmarks of the testbed preset, into
              DIR/calib (workload options are ignored)
@@ -60,12 +67,13 @@ the machine is repeated up to JCT_RETRIES ($JCT_RETRIES) times.
 EOF
 	exit "${1:-0}"
 }
-while getopts "s:r:o:P:nCqh" o; do
+while getopts "s:r:o:P:L:nCqh" o; do
 	case $o in
 	s) SEEDS=$OPTARG ;;
 	r) REPS=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	P) POLICIES=$OPTARG ;;
+	L) RATE=$OPTARG ;;
 	n) REPORT=0 ;;
 	C) CALIB=1 ;;
 	q) QUIET=1 ;;
@@ -91,6 +99,14 @@ for pol in "${POLS[@]}"; do
 	case $pol in esa|atp|switchml) ;; *) die "-P: esa, atp, switchml" ;; esac
 done
 IFS=, read -r -a SL <<<"$SEEDS"
+if [ -n "$RATE" ]; then
+	[[ $RATE =~ ^([0-9]+(\.[0-9]+)?)(k|m|g)?bit$ ]] || die "-L: a rate like 300mbit or 1gbit, not \"$RATE\""
+	GBPS=$(awk -v v="${BASH_REMATCH[1]}" -v u="${BASH_REMATCH[3]}" \
+		'BEGIN { printf "%g", v * (u == "g" ? 1 : u == "m" ? 1e-3 : u == "k" ? 1e-6 : 1e-9) }')
+	[[ " ${ARGS[*]} " == *" --link-gbps "* ]] || ARGS+=(--link-gbps "$GBPS")
+	[[ " ${ARGS[*]} " == *" --ps-link-gbps "* ]] || ARGS+=(--ps-link-gbps "$GBPS")
+	[ $CALIB = 0 ] || die "-L: not with -C (the calibration measures the hosts unshaped)"
+fi
 
 # The calibration microbenchmarks (docs/evaluation.md, "Calibration"): one
 # job, or four at once, of a VGG-16-sized gradient with no compute and no
@@ -127,10 +143,18 @@ trap 'echo; echo "jct: interrupted" >&2; exit 130' INT TERM
 t_start=$(date +%s)
 topo_switch || die "cannot create the switch namespace"
 for ((h = 1; h <= JCT_HOSTS; h++)); do
-	topo_host $h || die "cannot create host $h"
+	topo_host $h ${RATE:+wire} || die "cannot create host $h"
 done
-topo_host 250 || die "cannot create the PS host"
-say "testbed: a switch, $JCT_HOSTS worker hosts and a PS host"
+topo_host 250 ${RATE:+wire} || die "cannot create the PS host"
+if [ -n "$RATE" ]; then
+	for h in $(seq 1 "$JCT_HOSTS") 250; do
+		topo_shape $h "$RATE" || die "cannot shape host $h's link to $RATE"
+		for d in tosw tohost; do
+			echo "h$h $d $(ip netns exec $P-w$h tc qdisc show dev $d root)"
+		done
+	done >"$OUT/shaping.txt"
+fi
+say "testbed: a switch, $JCT_HOSTS worker hosts and a PS host${RATE:+, every link shaped to $RATE}"
 
 # one_run POLICY SEED REP DIR LABEL ARGS...: one run on a fresh switch and
 # PS; a run during which other processes took more than JCT_MAX_OTHERS % of
@@ -168,7 +192,9 @@ one_try() {
 	for t in $(seq 50); do grep -q serving "$dir/ps.err" && break; sleep 0.1; done
 	grep -q serving "$dir/ps.err" || { cat "$dir/ps.err" >&2; die "esa-ps did not start"; }
 	t0=$(date +%s.%N)
-	$B/esa_jct run "$@" --seed "$seed" --policy "$pol" --rep "$rep" \
+	# in the switch's namespace: registration resolves the workers' ports
+	nsenter --net=/run/netns/$SW $B/esa_jct run "$@" --seed "$seed" \
+		--policy "$pol" --rep "$rep" \
 		--pin "$PIN" --prefix "$P" --ps-pid $pspid --out "$run"
 	r=$?
 	t1=$(date +%s.%N)

@@ -195,6 +195,7 @@ static const char *const esa_job_attr_names[] = {
 	[ESA_JOB_A_EXPIRED]	= "ESA_JOB_A_EXPIRED",
 	[ESA_JOB_A_COUNTERS]	= "ESA_JOB_A_COUNTERS",
 	[ESA_JOB_A_TOTALS]	= "ESA_JOB_A_TOTALS",
+	[ESA_JOB_A_REG]		= "ESA_JOB_A_REG",
 };
 
 static const char *const esa_addr_attr_names[] = {
@@ -253,8 +254,49 @@ typedef int (*esa_msg_cb)(struct esa_nl *nl, const struct nlmsghdr *h,
  * handing the family's messages to cb until cb returns non-zero.  With seq
  * 0, read events until cb returns non-zero.
  */
+/* The kernel's error message of a dump, after the error in NLMSG_DONE. */
+static void esa_nl_done_extack(struct esa_nl *nl, const struct nlmsghdr *h)
+{
+	const struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+	int off = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(int));
+
+	if (!(h->nlmsg_flags & NLM_F_ACK_TLVS) || (int)h->nlmsg_len <= off)
+		return;
+	parse_attrs((const char *)h + off, h->nlmsg_len - off, tb,
+		    NLMSGERR_ATTR_MAX);
+	if (tb[NLMSGERR_ATTR_MSG]) {
+		snprintf(nl->err, sizeof(nl->err), "%.*s",
+			 attr_len(tb[NLMSGERR_ATTR_MSG]),
+			 (const char *)attr_data(tb[NLMSGERR_ATTR_MSG]));
+		nl->err[strcspn(nl->err, "\n")] = 0;
+		nl->has_err = true;
+	}
+}
+
+/* The end of a dump: its error, or -EINTR if the kernel flagged a change. */
+static int esa_nl_done(struct esa_nl *nl, const struct nlmsghdr *h,
+		       bool intr, int stop)
+{
+	int err = 0;
+
+	if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(err)))
+		memcpy(&err, NLMSG_DATA(h), sizeof(err));
+	if (err < 0) {
+		esa_nl_done_extack(nl, h);
+		return err;
+	}
+	if (intr && !stop) {
+		snprintf(nl->err, sizeof(nl->err),
+			 "the jobs changed during the dump: run it again");
+		nl->has_err = true;
+		return -EINTR;
+	}
+	return stop;
+}
+
 static int esa_nl_recv(struct esa_nl *nl, __u32 seq, esa_msg_cb cb, void *arg)
 {
+	bool intr = false;
 	int stop = 0;
 
 	for (;;) {
@@ -279,13 +321,9 @@ static int esa_nl_recv(struct esa_nl *nl, __u32 seq, esa_msg_cb cb, void *arg)
 					esa_nl_extack(nl, h);
 				return e->error ? e->error : stop;
 			}
-			if (h->nlmsg_type == NLMSG_DONE) {
-				int err = 0;
-
-				if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(err)))
-					memcpy(&err, NLMSG_DATA(h), sizeof(err));
-				return err < 0 ? err : stop;
-			}
+			intr |= !!(h->nlmsg_flags & NLM_F_DUMP_INTR);
+			if (h->nlmsg_type == NLMSG_DONE)
+				return esa_nl_done(nl, h, intr, stop);
 			if (!stop && cb)
 				stop = cb(nl, h, arg);
 		}
@@ -418,17 +456,15 @@ int esa_nl_set_timeout(struct esa_nl *nl, unsigned int ms)
 
 int esa_nl_job_add(struct esa_nl *nl, __u32 id, const struct esa_job *j)
 {
-	struct nlattr *workers;
 	struct esa_msg m;
 
 	if (j->nworkers > ESA_MAX_WORKERS)
 		return -ERANGE;
 	msg_init(nl, &m, nl->family, 0, ESA_CMD_JOB_ADD);
 	msg_u32(&m, ESA_JOB_A_ID, id);
-	workers = msg_nest(&m, ESA_JOB_A_WORKERS);
+	/* One ESA_JOB_A_WORKERS per rank, in rank order. */
 	for (int r = 0; r < j->nworkers; r++)
-		msg_addr(&m, r, &j->rank[r]);
-	msg_nest_end(&m, workers);
+		msg_addr(&m, ESA_JOB_A_WORKERS, &j->rank[r]);
 	msg_addr(&m, ESA_JOB_A_PS, &j->ps);
 	msg_put(&m, ESA_JOB_A_MAX_PRIO, &j->max_prio, 1);
 	msg_u32(&m, ESA_JOB_A_LEASE_MS, j->lease_ms);
@@ -466,36 +502,39 @@ static void parse_addr(const struct nlattr *nest, struct esa_addr *a)
 	a->port = attr_u16(tb[ESA_ADDR_A_PORT]);
 }
 
-/* A job message (GET reply, dump part or ADDED event) into j and info. */
+/* A job message (GET reply, dump part, ADDED or CHANGED event) into j and
+ * info; returns the job's id.  Workers come as one ESA_JOB_A_WORKERS
+ * attribute per rank, in rank order.
+ */
 static __u32 parse_job(const struct nlmsghdr *h, struct esa_job *j,
 		       struct esa_nl_job_info *info)
 {
-	const struct nlattr *tb[ESA_JOB_A_MAX + 1], *w;
-	int off = NLMSG_HDRLEN + GENL_HDRLEN, rem;
+	const struct nlattr *tb[ESA_JOB_A_MAX + 1], *a;
+	int off = NLMSG_HDRLEN + GENL_HDRLEN;
+	int rem = h->nlmsg_len - off;
 
-	parse_attrs((const char *)h + off, h->nlmsg_len - off, tb,
-		    ESA_JOB_A_MAX);
+	parse_attrs((const char *)h + off, rem, tb, ESA_JOB_A_MAX);
 	memset(j, 0, sizeof(*j));
 	j->state = ESA_JOB_ACTIVE;
-	j->gen = attr_u32(tb[ESA_JOB_A_GEN]);
+	j->life = ESA_LIFE(attr_u32(tb[ESA_JOB_A_GEN]), 0);
+	j->reg = attr_u32(tb[ESA_JOB_A_REG]);	/* 0: a module without it */
 	j->max_prio = attr_u8(tb[ESA_JOB_A_MAX_PRIO]);
 	j->lease_ms = attr_u32(tb[ESA_JOB_A_LEASE_MS]);
 	j->region_base = attr_u32(tb[ESA_JOB_A_REGION_BASE]);
 	j->region_size = attr_u32(tb[ESA_JOB_A_REGION_SIZE]);
 	if (tb[ESA_JOB_A_PS])
 		parse_addr(tb[ESA_JOB_A_PS], &j->ps);
-	if (tb[ESA_JOB_A_WORKERS]) {
-		rem = attr_len(tb[ESA_JOB_A_WORKERS]);
-		for (w = attr_data(tb[ESA_JOB_A_WORKERS]);
-		     rem >= NLA_HDRLEN && w->nla_len >= NLA_HDRLEN &&
-		     w->nla_len <= rem && j->nworkers < ESA_MAX_WORKERS;
-		     rem -= NLA_ALIGN(w->nla_len),
-		     w = (const void *)((const char *)w + NLA_ALIGN(w->nla_len)))
-			parse_addr(w, &j->rank[j->nworkers++]);
-	}
+	for (a = (const void *)((const char *)h + off);
+	     rem >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= rem;
+	     rem -= NLA_ALIGN(a->nla_len),
+	     a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len)))
+		if ((a->nla_type & NLA_TYPE_MASK) == ESA_JOB_A_WORKERS &&
+		    j->nworkers < ESA_MAX_WORKERS)
+			parse_addr(a, &j->rank[j->nworkers++]);
 	if (info) {
 		info->idle_ms = attr_u32(tb[ESA_JOB_A_IDLE_MS]);
 		info->expired = !!tb[ESA_JOB_A_EXPIRED];
+		info->reg = attr_u32(tb[ESA_JOB_A_REG]);
 	}
 	return attr_u32(tb[ESA_JOB_A_ID]);
 }
@@ -570,6 +609,7 @@ static void parse_ctrs(const struct nlattr *nest, struct esa_nl_counters *c)
 	c->deletes = attr_u64(tb[ESA_CTR_A_DELETES]);
 	c->expiries = attr_u64(tb[ESA_CTR_A_EXPIRIES]);
 	c->reclaims = attr_u64(tb[ESA_CTR_A_RECLAIMS]);
+	c->foreign = attr_u64(tb[ESA_CTR_A_FOREIGN]);
 }
 
 struct esa_ctr_arg {
@@ -632,6 +672,7 @@ static int esa_nl_event_msg(struct esa_nl *nl, const struct nlmsghdr *h,
 	int off = NLMSG_HDRLEN + GENL_HDRLEN;
 	struct esa_event_arg *a = arg;
 	struct esa_nl_event ev = { .cmd = g->cmd };
+	struct esa_nl_job_info info;
 	struct esa_job j;
 
 	if (h->nlmsg_type != nl->family || h->nlmsg_len < (__u32)off)
@@ -640,9 +681,10 @@ static int esa_nl_event_msg(struct esa_nl *nl, const struct nlmsghdr *h,
 		    ESA_JOB_A_MAX);
 	ev.id = attr_u32(tb[ESA_JOB_A_ID]);
 	ev.gen = attr_u32(tb[ESA_JOB_A_GEN]);
-	if (ev.cmd == ESA_CMD_JOB_ADDED) {
-		parse_job(h, &j, NULL);
+	if (ev.cmd == ESA_CMD_JOB_ADDED || ev.cmd == ESA_CMD_JOB_CHANGED) {
+		parse_job(h, &j, &info);
 		ev.job = &j;
+		ev.info = &info;
 	}
 	return a->cb(&ev, a->arg);
 }
@@ -657,14 +699,27 @@ int esa_nl_monitor(struct esa_nl *nl, esa_nl_event_cb cb, void *arg)
 	return err ? err : esa_nl_recv(nl, 0, esa_nl_event_msg, &a);
 }
 
-int esa_nl_raw(struct esa_nl *nl, __u8 cmd, const void *attrs, size_t len)
+static int esa_nl_raw_flags(struct esa_nl *nl, __u8 cmd, __u16 flags,
+			    const void *attrs, size_t len)
 {
 	struct esa_msg m;
 
-	msg_init(nl, &m, nl->family, 0, cmd);
+	msg_init(nl, &m, nl->family, flags, cmd);
 	if (NLMSG_ALIGN(m.nlh.nlmsg_len) + len > sizeof(m.buf))
 		return -EMSGSIZE;
-	memcpy(msg_tail(&m), attrs, len);
+	if (len)
+		memcpy(msg_tail(&m), attrs, len);
 	m.nlh.nlmsg_len = NLMSG_ALIGN(m.nlh.nlmsg_len) + len;
 	return esa_nl_do(nl, &m, NULL, NULL);
+}
+
+int esa_nl_raw(struct esa_nl *nl, __u8 cmd, const void *attrs, size_t len)
+{
+	return esa_nl_raw_flags(nl, cmd, 0, attrs, len);
+}
+
+int esa_nl_raw_dump(struct esa_nl *nl, __u8 cmd, const void *attrs,
+		    size_t len)
+{
+	return esa_nl_raw_flags(nl, cmd, NLM_F_DUMP, attrs, len);
 }

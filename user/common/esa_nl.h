@@ -15,7 +15,7 @@
 
 #include <stddef.h>
 #include <linux/types.h>
-#include <linux/esa.h>
+#include "esa_maps.h"	/* struct esa_job: a registration */
 
 struct esa_nl;
 
@@ -23,17 +23,21 @@ struct esa_nl;
 struct esa_nl_job_info {
 	__u32	idle_ms;	/* since the job's last packet, or its add */
 	__u8	expired;	/* its lease ran out, no packet since */
+	__u32	reg;		/* registration: the generation when added */
 };
 
 struct esa_nl_counters {
 	__u64	adds, deletes, expiries, reclaims;
+	__u64	foreign;	/* totals only: see ESA_CTR_A_FOREIGN */
 };
 
 struct esa_nl_event {
-	__u8	cmd;		/* ESA_CMD_JOB_ADDED .. ESA_CMD_JOB_RECLAIMED */
+	__u8	cmd;		/* ESA_CMD_JOB_ADDED .. ESA_CMD_JOB_CHANGED */
 	__u32	id;
 	__u32	gen;		/* see the UAPI header, per event */
-	const struct esa_job *job;	/* ESA_CMD_JOB_ADDED only, else NULL */
+	/* ESA_CMD_JOB_ADDED and ESA_CMD_JOB_CHANGED only, else NULL: */
+	const struct esa_job *job;
+	const struct esa_nl_job_info *info;
 };
 
 /* Return non-zero to stop a dump or a monitor; that value is returned. */
@@ -59,6 +63,10 @@ int esa_nl_job_del(struct esa_nl *nl, __u32 id);
 /* Fills j (state ESA_JOB_ACTIVE, last_active_ns 0) and info if not NULL. */
 int esa_nl_job_get(struct esa_nl *nl, __u32 id, struct esa_job *j,
 		   struct esa_nl_job_info *info);
+/*
+ * Every job, in id order.  -EINTR when jobs were added, deleted or changed
+ * while the dump was read (after cb saw part of it): run it again.
+ */
 int esa_nl_job_dump(struct esa_nl *nl, esa_nl_job_cb cb, void *arg);
 int esa_nl_job_set_prio(struct esa_nl *nl, __u32 id, __u8 max_prio);
 /* Totals of the namespace; with id >= 0 also that id's counters in job. */
@@ -77,6 +85,9 @@ int esa_nl_monitor(struct esa_nl *nl, esa_nl_event_cb cb, void *arg);
  * and debugging: nothing is checked) and wait for the kernel's answer.
  */
 int esa_nl_raw(struct esa_nl *nl, __u8 cmd, const void *attrs, size_t len);
+/* The same as a dump request (NLM_F_DUMP); the messages are not parsed. */
+int esa_nl_raw_dump(struct esa_nl *nl, __u8 cmd, const void *attrs,
+		    size_t len);
 
 /* "ESA_JOB_A_ID", ... for an attribute type (nested: address attributes). */
 const char *esa_nl_attr_name(int type, int nested);

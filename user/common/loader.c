@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Loading, pinning and driving the ESA XDP program through its maps.
+ * Loading, pinning and opening the ESA XDP program; its counters.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <arpa/inet.h>
 #include <net/if.h>
@@ -22,7 +23,7 @@
 #include "esa_kfunc.skel.h"
 
 /* Fill err with a one-line reason and return rc. */
-static int esa_fail(char *err, size_t len, int rc, const char *fmt, ...)
+int esa_fail(char *err, size_t len, int rc, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -172,9 +173,37 @@ static void esa_clear(struct esa *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->prog_fd = e->jobs_fd = e->slots_fd = e->acc_fd = -1;
-	e->counters_fd = e->learn_fd = e->dests_fd = e->ports_fd = -1;
-	e->cfg_fd = -1;
+	e->counters_fd = e->tombs_fd = e->routes_fd = e->binds_fd = -1;
+	e->members_fd = e->fan_fd = e->ports_fd = e->cfg_fd = -1;
 	e->egress_fd = e->egress_test_fd = -1;
+}
+
+/*
+ * The jobs map is mmap()ed: the control plane writes the fields it changes,
+ * and the generation with compare-and-swap (include/esa_maps.h).
+ */
+static int esa_map_jobs(struct esa *e, char *err, size_t len)
+{
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info);
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (bpf_obj_get_info_by_fd(e->jobs_fd, &info, &ilen))
+		return ERR("cannot read the jobs map: %s", strerror(errno));
+	if (info.value_size != sizeof(struct esa_job))
+		return ERR("the jobs map holds %u-byte jobs, this esactl %zu: a program of another build is loaded",
+			   info.value_size, sizeof(struct esa_job));
+	e->jobs_len = ((size_t)info.max_entries * sizeof(struct esa_job) +
+		       page - 1) / page * page;
+	p = mmap(NULL, e->jobs_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 e->jobs_fd, 0);
+	if (p == MAP_FAILED) {
+		e->jobs_len = 0;
+		return ERR("cannot map the jobs map: %s", strerror(errno));
+	}
+	e->jobs = p;
+	return 0;
 }
 
 /* The job ids esa.ko serves (its parameter max_jobs); 0 if unknown. */
@@ -253,9 +282,10 @@ int esa_load(struct esa *e, const struct esa_opts *o, char *err, size_t len)
 		     esa_resize(obj, "esa_slots", o->slots) ||
 		     esa_resize(obj, "esa_acc", o->slots) ||
 		     esa_resize(obj, "esa_counters", max_jobs + 1) ||
-		     esa_resize(obj, "esa_learn", max_jobs * ESA_MAX_WORKERS) ||
-		     esa_resize(obj, "esa_dests", max_jobs * ESA_MAX_WORKERS) ||
-		     esa_resize(obj, "esa_routes", max_jobs) ||
+		     esa_resize(obj, "esa_binds", max_jobs * ESA_MAX_WORKERS) ||
+		     esa_resize(obj, "esa_members", max_jobs) ||
+		     esa_resize(obj, "esa_fan", max_jobs) ||
+		     esa_resize(obj, "esa_routes", 2 * max_jobs) ||
 		     esa_resize(obj, "esa_tombs", max_jobs * ESA_TOMB_RING);
 	acc = bpf_object__find_map_by_name(obj, "esa_acc");
 	if (!rc && (!acc || bpf_map__set_value_size(acc, o->nvals * sizeof(__u64))))
@@ -282,8 +312,11 @@ int esa_load(struct esa *e, const struct esa_opts *o, char *err, size_t len)
 	e->slots_fd = esa_map_fd(obj, "esa_slots");
 	e->acc_fd = esa_map_fd(obj, "esa_acc");
 	e->counters_fd = esa_map_fd(obj, "esa_counters");
-	e->learn_fd = esa_map_fd(obj, "esa_learn");
-	e->dests_fd = esa_map_fd(obj, "esa_dests");
+	e->tombs_fd = esa_map_fd(obj, "esa_tombs");
+	e->routes_fd = esa_map_fd(obj, "esa_routes");
+	e->binds_fd = esa_map_fd(obj, "esa_binds");
+	e->members_fd = esa_map_fd(obj, "esa_members");
+	e->fan_fd = esa_map_fd(obj, "esa_fan");
 	e->ports_fd = esa_map_fd(obj, "esa_ports");
 	{
 		struct bpf_map *m;
@@ -291,6 +324,10 @@ int esa_load(struct esa *e, const struct esa_opts *o, char *err, size_t len)
 		bpf_object__for_each_map(m, obj)
 			if (bpf_map__is_internal(m) && strstr(bpf_map__name(m), ".rodata"))
 				e->cfg_fd = bpf_map__fd(m);
+	}
+	if (esa_map_jobs(e, err, len)) {
+		esa_close(e);
+		return -1;
 	}
 	return 0;
 }
@@ -306,8 +343,11 @@ static const struct {
 	{ "slots",		"esa_slots",		0 },
 	{ "acc",		"esa_acc",		0 },
 	{ "counters",		"esa_counters",		0 },
-	{ "learn",		"esa_learn",		0 },
-	{ "dests",		"esa_dests",		0 },
+	{ "tombs",		"esa_tombs",		0 },
+	{ "routes",		"esa_routes",		0 },
+	{ "binds",		"esa_binds",		0 },
+	{ "members",		"esa_members",		0 },
+	{ "fan",		"esa_fan",		0 },
 	{ "ports",		"esa_ports",		0 },
 	{ "config",		NULL,			0 },
 };
@@ -361,7 +401,8 @@ int esa_open_pinned(struct esa *e, const char *dir, char *err, size_t len)
 	int *fds[] = {
 		&e->prog_fd, &e->egress_fd,
 		&e->jobs_fd, &e->slots_fd, &e->acc_fd, &e->counters_fd,
-		&e->learn_fd, &e->dests_fd, &e->ports_fd, &e->cfg_fd,
+		&e->tombs_fd, &e->routes_fd, &e->binds_fd, &e->members_fd,
+		&e->fan_fd, &e->ports_fd, &e->cfg_fd,
 	};
 	char path[512], *buf;
 	struct bpf_map_info info = {};
@@ -395,18 +436,25 @@ int esa_open_pinned(struct esa *e, const char *dir, char *err, size_t len)
 	memcpy(&e->cfg, buf, sizeof(e->cfg));
 	free(buf);
 	e->ncpus = libbpf_num_possible_cpus();
+	if (esa_map_jobs(e, err, len)) {
+		esa_close(e);
+		return -1;
+	}
 	return 0;
 }
 
 void esa_close(struct esa *e)
 {
+	if (e->jobs)
+		munmap(e->jobs, e->jobs_len);
 	if (e->obj) {
 		bpf_object__close(e->obj);
 	} else {
 		int fds[] = {
 			e->prog_fd, e->egress_fd, e->jobs_fd,
-			e->slots_fd, e->acc_fd, e->counters_fd, e->learn_fd,
-			e->dests_fd, e->ports_fd, e->cfg_fd,
+			e->slots_fd, e->acc_fd, e->counters_fd, e->tombs_fd,
+			e->routes_fd, e->binds_fd, e->members_fd, e->fan_fd,
+			e->ports_fd, e->cfg_fd,
 		};
 
 		for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
@@ -414,155 +462,6 @@ void esa_close(struct esa *e)
 				close(fds[i]);
 	}
 	esa_clear(e);
-}
-
-/* ------------------------------------------------------------------ */
-/* Jobs                                                                */
-/* ------------------------------------------------------------------ */
-
-__u64 esa_now_ns(void)
-{
-	struct timespec ts;
-
-	/* The data path stamps with bpf_ktime_get_coarse_ns(): same clock. */
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-int esa_job_expired(const struct esa_job *j)
-{
-	return j->state == ESA_JOB_ACTIVE && j->lease_ms &&
-	       (__s64)(esa_now_ns() - j->last_active_ns) >
-	       (__s64)j->lease_ms * 1000000;
-}
-
-int esa_job_check(const struct esa_cfg *cfg, __u32 id, const struct esa_job *j,
-		  char *err, size_t len)
-{
-	char a[INET_ADDRSTRLEN];
-
-	if (id >= cfg->max_jobs)
-		return ERR("job id %u out of range (0..%u)", id, cfg->max_jobs - 1);
-	if (j->nworkers < 1 || j->nworkers > ESA_MAX_WORKERS)
-		return ERR("a job has 1 to %d workers, not %u", ESA_MAX_WORKERS,
-			   j->nworkers);
-	if (!j->ps.ip || !j->ps.port)
-		return ERR("the PS needs an address and a port");
-	for (int r = 0; r < j->nworkers; r++) {
-		const struct esa_addr *x = &j->rank[r];
-
-		if (!x->ip)
-			return ERR("rank %d has no address", r);
-		for (int q = 0; q < r; q++) {
-			const struct esa_addr *y = &j->rank[q];
-
-			if (x->ip == y->ip && (!x->port || !y->port || x->port == y->port))
-				return ERR("ranks %d and %d share address %s:%u", q, r,
-					   inet_ntop(AF_INET, &x->ip, a, sizeof(a)),
-					   ntohs(x->port));
-		}
-	}
-	if (cfg->policy == ESA_POLICY_SWITCHML) {
-		if (!j->region_size)
-			return ERR("policy switchml needs a region (region BASE SIZE)");
-		if (j->region_base >= cfg->slots ||
-		    j->region_size > cfg->slots - j->region_base)
-			return ERR("region %u+%u exceeds the pool of %u slots",
-				   j->region_base, j->region_size, cfg->slots);
-	} else if (j->region_size) {
-		/* a home on the shared pool: it may wrap, and overlap others */
-		if (j->region_base >= cfg->slots || j->region_size > cfg->slots)
-			return ERR("home %u+%u does not fit the pool of %u slots",
-				   j->region_base, j->region_size, cfg->slots);
-	} else if (j->region_base) {
-		return ERR("a region needs a size (region BASE SIZE)");
-	}
-	return 0;
-}
-
-int esa_job_read(struct esa *e, __u32 id, struct esa_job *j)
-{
-	return bpf_map_lookup_elem(e->jobs_fd, &id, j) ? -errno : 0;
-}
-
-int esa_job_add(struct esa *e, __u32 id, struct esa_job *j, char *err,
-		size_t len)
-{
-	struct esa_job old, o;
-	int rc;
-
-	if (esa_job_check(&e->cfg, id, j, err, len))
-		return -EINVAL;
-	rc = esa_job_read(e, id, &old);
-	if (rc)
-		return esa_fail(err, len, rc, "cannot read job %u: %s", id,
-				strerror(-rc));
-	if (old.state == ESA_JOB_ACTIVE)
-		return esa_fail(err, len, -EEXIST, "job %u exists", id);
-	if (e->cfg.policy == ESA_POLICY_SWITCHML) {
-		for (__u32 k = 0; k < e->cfg.max_jobs; k++) {
-			if (k == id || esa_job_read(e, k, &o) || o.state != ESA_JOB_ACTIVE)
-				continue;
-			if (j->region_base < o.region_base + o.region_size &&
-			    o.region_base < j->region_base + j->region_size)
-				return esa_fail(err, len, -EBUSY,
-						"region %u+%u overlaps job %u's region %u+%u",
-						j->region_base, j->region_size, k,
-						o.region_base, o.region_size);
-		}
-	}
-	/*
-	 * The data path reads the entry while we write it: write it inactive
-	 * first, then flip only the state, so a packet never sees a half
-	 * written active job.  A new generation frees whatever slots an
-	 * earlier job with this id still held.
-	 */
-	j->gen = old.gen + 1;
-	j->last_active_ns = esa_now_ns();
-	j->state = ESA_JOB_DELETED;
-	for (int pass = 0; pass < 2; pass++) {
-		if (bpf_map_update_elem(e->jobs_fd, &id, j, BPF_ANY)) {
-			rc = -errno;
-			return esa_fail(err, len, rc, "cannot write job %u: %s",
-					id, strerror(-rc));
-		}
-		j->state = ESA_JOB_ACTIVE;
-	}
-	return 0;
-}
-
-/* Read job id if it is active: 0, -ERANGE, -ENOENT or -errno. */
-static int esa_job_active(struct esa *e, __u32 id, struct esa_job *j)
-{
-	if (id >= e->cfg.max_jobs)
-		return -ERANGE;
-	if (esa_job_read(e, id, j))
-		return -errno;
-	return j->state == ESA_JOB_ACTIVE ? 0 : -ENOENT;
-}
-
-int esa_job_set_prio(struct esa *e, __u32 id, __u8 max_prio)
-{
-	struct esa_job j;
-	int rc = esa_job_active(e, id, &j);
-
-	if (rc)
-		return rc;
-	j.max_prio = max_prio;
-	return bpf_map_update_elem(e->jobs_fd, &id, &j, BPF_ANY) ? -errno : 0;
-}
-
-/* A new generation frees every slot of the old one. */
-int esa_job_del(struct esa *e, __u32 id)
-{
-	struct esa_job j;
-	int rc = esa_job_active(e, id, &j);
-
-	if (rc)
-		return rc;
-	j.state = ESA_JOB_DELETED;
-	j.gen++;
-	return bpf_map_update_elem(e->jobs_fd, &id, &j, BPF_ANY) ? -errno : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -614,104 +513,4 @@ int esa_counters_reset(struct esa *e)
 			rc = -errno;
 	free(z);
 	return rc;
-}
-
-/* ------------------------------------------------------------------ */
-/* Ports                                                               */
-/* ------------------------------------------------------------------ */
-
-static __u32 esa_prog_id(int fd)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-
-	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
-}
-
-int esa_port_registered(struct esa *e, int ifindex)
-{
-	struct bpf_devmap_val v;
-	__u32 k = ESA_PORT_KEY(ifindex, 0);
-
-	return !bpf_map_lookup_elem(e->ports_fd, &k, &v);
-}
-
-int esa_port_attach(struct esa *e, int ifindex, int generic, char *err,
-		    size_t len)
-{
-	__u32 flags = XDP_FLAGS_UPDATE_IF_NOEXIST |
-		      (generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
-	char name[IF_NAMESIZE] = "?";
-	__u32 id = 0, ours = esa_prog_id(e->prog_fd);
-	int rc;
-
-	if_indextoname(ifindex, name);
-	if (!bpf_xdp_query_id(ifindex, generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE, &id) &&
-	    id && id != ours)
-		return ERR("%s already runs XDP program %u: detach it first", name, id);
-	if (id != ours) {
-		rc = bpf_xdp_attach(ifindex, e->prog_fd, flags, NULL);
-		if (rc)
-			return ERR("cannot attach to %s in %s mode: %s%s", name,
-				   generic ? "generic" : "native", strerror(-rc),
-				   generic ? "" : " (try 'mode generic')");
-	}
-	for (int copy = 0; copy < ESA_PORT_COPIES; copy++) {
-		struct bpf_devmap_val v = {
-			.ifindex = ifindex,
-			.bpf_prog.fd = e->egress_fd,
-		};
-		__u32 k = ESA_PORT_KEY(ifindex, copy);
-
-		if (bpf_map_update_elem(e->ports_fd, &k, &v, BPF_ANY)) {
-			rc = errno;
-			esa_port_detach(e, ifindex, err, len);
-			return ERR("cannot register %s for results: %s", name,
-				   strerror(rc));
-		}
-	}
-	return 0;
-}
-
-int esa_port_detach(struct esa *e, int ifindex, char *err, size_t len)
-{
-	__u32 ours = esa_prog_id(e->prog_fd), id;
-	char name[IF_NAMESIZE] = "?";
-	int found = 0;
-
-	if_indextoname(ifindex, name);
-	for (int copy = 0; copy < ESA_PORT_COPIES; copy++) {
-		__u32 k = ESA_PORT_KEY(ifindex, copy);
-
-		found += !bpf_map_delete_elem(e->ports_fd, &k);
-	}
-	for (int m = 0; m < 2; m++) {
-		__u32 mode = m ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
-
-		if (bpf_xdp_query_id(ifindex, mode, &id) || id != ours || !id)
-			continue;
-		if (bpf_xdp_detach(ifindex, mode, NULL))
-			return ERR("cannot detach from %s: %s", name, strerror(errno));
-		found++;
-	}
-	if (!found)
-		return ERR("ESA is not attached to %s", name);
-	return 0;
-}
-
-int esa_port_each(struct esa *e, int (*fn)(int ifindex, void *arg), void *arg)
-{
-	__u32 key, next, *prev = NULL;
-	int rc;
-
-	while (!bpf_map_get_next_key(e->ports_fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (key % ESA_PORT_COPIES)
-			continue;
-		rc = fn(key / ESA_PORT_COPIES, arg);
-		if (rc)
-			return rc;
-	}
-	return 0;
 }

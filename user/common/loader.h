@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Loading the ESA XDP program, pinning it, and reading and writing its maps.
- * Shared by esactl, the tests and the benchmark, so that there is one way to
- * turn options into a loaded switch and one way to register a job.
+ * The ESA switch as user space drives it: loading the XDP program, pinning
+ * it, opening it again from its pins (loader.c); jobs in its maps
+ * (jobs.c); its ports (ports.c); where each job's members live and how its
+ * results reach them (deliver.c); its counters (loader.c).  Shared by
+ * esactl, the tests and the benchmarks, so that there is one way to turn
+ * options into a loaded switch and one way to register a job.
  */
 #ifndef ESA_LOADER_H
 #define ESA_LOADER_H
 
+#include <stdbool.h>
 #include <stddef.h>
-#include <linux/esa.h>
+#include "esa_maps.h"
+#include "place.h"
 
 struct bpf_object;
 
@@ -30,8 +35,10 @@ struct esa {
 	int	prog_fd;
 	int	egress_fd;	/* the ports' egress program */
 	int	egress_test_fd;	/* its test copy (loaded objects only) */
-	int	jobs_fd, slots_fd, acc_fd, counters_fd;
-	int	learn_fd, dests_fd, ports_fd, cfg_fd;
+	int	jobs_fd, slots_fd, acc_fd, counters_fd, tombs_fd, routes_fd;
+	int	binds_fd, members_fd, fan_fd, ports_fd, cfg_fd;
+	struct esa_job *jobs;	/* the jobs map, mmap()ed */
+	size_t	jobs_len;
 	struct esa_cfg cfg;
 	int	ncpus;
 };
@@ -53,32 +60,105 @@ int esa_open_pinned(struct esa *e, const char *dir, char *err, size_t len);
 void esa_close(struct esa *e);
 /* Is the variant that reads jobs through esa.ko's kfuncs available? */
 int esa_kfunc_available(void);
+/* Fill err with a one-line reason and return rc (for the files here). */
+int esa_fail(char *err, size_t len, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
-/* Jobs in the map (the path used when esa.ko is not loaded). */
+/* ------------------------------------------------------------------ */
+/* Jobs in the map (jobs.c): the registry when esa.ko is not loaded    */
+/* ------------------------------------------------------------------ */
+
 int esa_job_check(const struct esa_cfg *cfg, __u32 id, const struct esa_job *j,
 		  char *err, size_t len);
 int esa_job_read(struct esa *e, __u32 id, struct esa_job *j);
-/* Register job id; fails with EEXIST if it is active.  Sets j->gen. */
+/* Register job id; fails with EEXIST if it is active.  Sets j->reg, j->life. */
 int esa_job_add(struct esa *e, __u32 id, struct esa_job *j, char *err,
 		size_t len);
 int esa_job_set_prio(struct esa *e, __u32 id, __u8 max_prio);
+int esa_job_set_region(struct esa *e, __u32 id, __u32 base, __u32 size);
 int esa_job_del(struct esa *e, __u32 id);
+/* Is rank r a member of job j at this box (two levels: under this leaf)? */
+static inline bool esa_job_member(const struct esa_job *j, int r)
+{
+	return r < j->nworkers && j->rank[r].ip;
+}
+
+/* The ranks this box sums: the union of its members' (esa_member_set()). */
+__u64 esa_job_mask(const struct esa_job *j);
+/* Is job j a leaf's or a spine's (an upstream, or a member with ranks)? */
+bool esa_job_two_levels(const struct esa_job *j);
 /* Active and expired are both registered; expired = silent past its lease. */
 int esa_job_expired(const struct esa_job *j);
+__u32 esa_job_gen(const struct esa_job *j);
+/* Milliseconds since the job's last packet (or its add), saturating. */
+__u32 esa_job_idle_ms(const struct esa_job *j);
 __u64 esa_now_ns(void);
 
-/* Counters: one row per job, row cfg.max_jobs for packets of no job. */
+/* ------------------------------------------------------------------ */
+/* Counters (loader.c)                                                 */
+/* ------------------------------------------------------------------ */
+
+/* One row per job, row cfg.max_jobs for packets of no job. */
 int esa_counters_read(struct esa *e, __u32 row, struct esa_counters *c);
 int esa_counters_sum(struct esa *e, struct esa_counters *c);
 int esa_counters_reset(struct esa *e);
 
-/* Ports: attach the program and register the port for results. */
+/* ------------------------------------------------------------------ */
+/* Ports (ports.c)                                                     */
+/* ------------------------------------------------------------------ */
+
+/* Attach the program and register the port for sending. */
 int esa_port_attach(struct esa *e, int ifindex, int generic, char *err,
 		    size_t len);
 int esa_port_detach(struct esa *e, int ifindex, char *err, size_t len);
 int esa_port_registered(struct esa *e, int ifindex);
 /* Calls fn for every registered port; stops on non-zero. */
 int esa_port_each(struct esa *e, int (*fn)(int ifindex, void *arg), void *arg);
+/* Register a port for sending without attaching (tests, a PS's port). */
+int esa_port_register(struct esa *e, int ifindex, char *err, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* Where members live and how results reach them (deliver.c)           */
+/* ------------------------------------------------------------------ */
+
+/* The places of a job's members: ranks 0..63, the PS, a leaf's spine. */
+#define ESA_PLACE_PS	ESA_MAX_WORKERS
+#define ESA_PLACE_UP	(ESA_MAX_WORKERS + 1)
+#define ESA_PLACES	(ESA_MAX_WORKERS + 2)
+
+/*
+ * Resolve the ports of the job's ranks and PS and check the switch can
+ * serve them: every port attached (or registered), no member on this box.
+ */
+int esa_places_resolve(struct esa *e, const struct esa_job *j,
+		       struct esa_place *pl, char *err, size_t len);
+/*
+ * Before the job is registered: bind its ranks where pl says, for whatever
+ * registration comes (checked, never learnt into), so that no packet can
+ * bind a rank elsewhere in between.
+ */
+int esa_binds_stage(struct esa *e, __u32 id, const struct esa_job *j,
+		    const struct esa_place *pl, char *err, size_t len);
+/*
+ * Once it is registered (j->reg set): the bindings become the
+ * registration's (the MACs not given then learnt once), and the job's
+ * fan-out table and devmap are made.
+ */
+int esa_deliver_set(struct esa *e, __u32 id, const struct esa_job *j,
+		    const struct esa_place *pl, char *err, size_t len);
+/* The job is gone: its bindings and fan-out with it. */
+void esa_deliver_clear(struct esa *e, __u32 id);
+/*
+ * All of it in the map registry, as esactl's job add does it (members'
+ * ports from the routes): resolve, stage, add, set.  Sets j->reg.
+ */
+int esa_job_register(struct esa *e, __u32 id, struct esa_job *j, char *err,
+		     size_t len);
+int esa_bind_read(struct esa *e, __u32 id, int rank, struct esa_bind *b);
+int esa_fanout_read(struct esa *e, __u32 id, struct esa_fanout *f);
+
+/* The port the box reaches ip through (route.c); *local: ip is the box's. */
+int esa_route_dev(__be32 ip, int *ifindex, bool *local);
 
 extern const char *const esa_counter_names[__ESA_C_MAX];
 extern const char *const esa_policy_names[__ESA_POLICY_MAX];

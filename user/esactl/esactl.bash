@@ -38,7 +38,7 @@ _esactl()
 	dev:attach:*) COMPREPLY=($(compgen -W 'mode' -- "$cur")); return ;;
 	job:add:region) COMPREPLY=($(compgen -W 'auto' -- "$cur")); return ;;
 	job:add:*) [[ $cword -gt $((i + 2)) ]] &&
-		COMPREPLY=($(compgen -W 'ps workers max-prio lease region' -- "$cur")); return ;;
+		COMPREPLY=($(compgen -W 'ps workers leaves upstream ranks max-prio lease region' -- "$cur")); return ;;
 	job:set:*) COMPREPLY=($(compgen -W 'max-prio' -- "$cur")); return ;;
 	stats:show:*) COMPREPLY=($(compgen -W 'job' -- "$cur")); return ;;
 	pool:show:*) COMPREPLY=($(compgen -W 'slot' -- "$cur")); return ;;

@@ -33,7 +33,7 @@ esa_config *esa_config_new(void)
 	c->workers = 0;
 	c->values = ESA_DEFAULT_VALUES;
 	c->window = 128;
-	c->timeout_ms = 10;
+	c->timeout_us = ESA_TIMEOUT_US_DEFAULT;
 	c->timeout_max_ms = 200;
 	c->give_up_ms = 60000;
 	c->policy = ESA_PRIO_STATIC;
@@ -44,6 +44,9 @@ esa_config *esa_config_new(void)
 	c->float_block = 8;
 	c->float_headroom = -1;
 	c->rcvbuf = 4 << 20;
+	c->io = ESA_IO_UDP;
+	c->queue = 0;
+	c->xdp_workers = 2;
 	return c;
 }
 
@@ -98,6 +101,12 @@ static int parse_sin(const char *s, struct sockaddr_in *sin, int need_port,
 	return 0;
 }
 
+static const char *const io_names[] = {
+	[ESA_IO_UDP] = "udp",
+	[ESA_IO_XDP] = "xdp",
+	[ESA_IO_AUTO] = "auto",
+};
+
 static const char *const policy_names[] = {
 	[ESA_PRIO_STATIC] = "static",
 	[ESA_PRIO_LAS] = "las",
@@ -117,9 +126,9 @@ static const struct ikey ikeys[] = {
 	IK("workers", workers, 1, ESA_MAX_WORKERS),
 	IK("values", values, ESA_VALUES_ALIGN, ESA_MAX_VALUES),
 	IK("window", window, 1, ESA_WINDOW_MAX),
-	IK("timeout_ms", timeout_ms, 1, 60000),
+	IK("timeout_us", timeout_us, 50, 60000000),
 	IK("timeout_max_ms", timeout_max_ms, 1, 600000),
-	IK("give_up_ms", give_up_ms, 0, 86400000),
+	IK("give_up_ms", give_up_ms, 1, 86400000),
 	IK("prio", prio, 0, 255),
 	IK("prio_max", prio_max, 0, 255),
 	IK("quantum", quantum, 1, 1 << 30),
@@ -127,6 +136,8 @@ static const struct ikey ikeys[] = {
 	IK("float_block", float_block, 1, 1 << 20),
 	IK("float_headroom", float_headroom, 0, 30),
 	IK("rcvbuf", rcvbuf, 65536, 1 << 30),
+	IK("queue", queue, 0, 1023),
+	IK("xdp_workers", xdp_workers, 1, 64),
 };
 
 int esa_config_set(esa_config *c, const char *key, const char *value)
@@ -162,6 +173,22 @@ int esa_config_set(esa_config *c, const char *key, const char *value)
 		strcpy(c->netns, value);
 		return 0;
 	}
+	if (!strcmp(key, "io")) {
+		for (int i = 0; i < 3; i++) {
+			if (!strcmp(value, io_names[i])) {
+				c->io = i;
+				return 0;
+			}
+		}
+		return cfail(c, "io \"%s\": not udp, xdp or auto", value);
+	}
+	if (!strcmp(key, "ifname")) {
+		if (!*value || strlen(value) >= sizeof(c->ifname) || strpbrk(value, "/: \t"))
+			return cfail(c, "ifname \"%s\": not an interface name (1..%d characters, "
+				     "no '/', ':' or blanks)", value, (int)sizeof(c->ifname) - 1);
+		strcpy(c->ifname, value);
+		return 0;
+	}
 	if (!strcmp(key, "priority")) {
 		for (int i = 0; i < 3; i++) {
 			if (!strcmp(value, policy_names[i])) {
@@ -183,10 +210,22 @@ int esa_config_set(esa_config *c, const char *key, const char *value)
 		c->run = (uint32_t)v;
 		return 0;
 	}
+	if (!strcmp(key, "timeout_ms")) {
+		if (parse_long(value, 1, 60000, &v))
+			return cfail(c, "timeout_ms \"%s\": not a number in 1..60000", value);
+		c->timeout_us = (int)v * 1000;
+		return 0;
+	}
 	if (!strcmp(key, "float_headroom") && !strcmp(value, "auto")) {
 		c->float_headroom = -1;
 		return 0;
 	}
+	if (!strcmp(key, "window") && !parse_long(value, ESA_WINDOW_MAX + 1, INT32_MAX, &v))
+		return cfail(c, "window %lld: more chunks in flight than the switch's tombstone "
+			     "ring holds (at most %d)", v, ESA_WINDOW_MAX);
+	if (!strcmp(key, "give_up_ms") && !parse_long(value, 0, 0, &v))
+		return cfail(c, "give_up_ms 0: a worker would wait for ever; give a limit in ms "
+			     "(1..86400000)");
 	for (size_t i = 0; i < sizeof(ikeys) / sizeof(ikeys[0]); i++) {
 		if (strcmp(key, ikeys[i].name))
 			continue;
@@ -233,12 +272,18 @@ int esa_config_get(const esa_config *c, const char *key, char *buf, size_t len)
 		snprintf(buf, len, "%s", c->netns);
 	else if (!strcmp(key, "priority"))
 		snprintf(buf, len, "%s", policy_names[c->policy]);
+	else if (!strcmp(key, "io"))
+		snprintf(buf, len, "%s", io_names[c->io]);
+	else if (!strcmp(key, "ifname"))
+		snprintf(buf, len, "%s", c->ifname);
 	else if (!strcmp(key, "run"))
 		snprintf(buf, len, "%u", c->run);
 	else if (!strcmp(key, "total_chunks"))
 		snprintf(buf, len, "%llu", (unsigned long long)c->total_chunks);
 	else if (!strcmp(key, "float_headroom") && c->float_headroom < 0)
 		snprintf(buf, len, "auto");
+	else if (!strcmp(key, "timeout_ms"))
+		snprintf(buf, len, "%d", c->timeout_us / 1000);
 	else if (!strcmp(key, "prio_max") && c->prio_max < 0)
 		snprintf(buf, len, "%d", c->prio);
 	else {
@@ -315,6 +360,9 @@ int esa_config_check(const struct esa_config *c, char *err, size_t len)
 		return snprintf(err, len, "no switch address (switch = IP[:PORT])"), -EINVAL;
 	if (!c->have_local)
 		return snprintf(err, len, "no local address (local = IP:PORT)"), -EINVAL;
+	if (!c->have_ps)
+		return snprintf(err, len, "no PS address (ps = IP:PORT): results are taken only "
+				"from the switch and the job's PS"), -EINVAL;
 	if (c->job < 0)
 		return snprintf(err, len, "no job id (job = N)"), -EINVAL;
 	if (c->workers < 1)
@@ -327,7 +375,7 @@ int esa_config_check(const struct esa_config *c, char *err, size_t len)
 				ESA_VALUES_ALIGN), -EINVAL;
 	if (c->prio > pmax)
 		return snprintf(err, len, "prio %d above prio_max %d", c->prio, pmax), -EINVAL;
-	if (c->timeout_max_ms < c->timeout_ms)
-		return snprintf(err, len, "timeout_max_ms below timeout_ms"), -EINVAL;
+	if ((int64_t)c->timeout_max_ms * 1000 < c->timeout_us)
+		return snprintf(err, len, "timeout_max_ms below timeout_us (timeout_ms)"), -EINVAL;
 	return 0;
 }

@@ -34,8 +34,13 @@ enum esa_dtype {
 	ESA_FLOAT32 = 1,
 };
 
-/* Largest `window` setting: chunks a worker keeps in flight. */
-#define ESA_WINDOW_MAX	4096
+/*
+ * Largest `window` setting: chunks a worker keeps in flight.  The switch's
+ * tombstone ring (ESA_TOMB_RING in linux/esa.h): a wider window would have
+ * two chunks of a job in flight on one tombstone, and late packets of the
+ * older could start partials that never complete.
+ */
+#define ESA_WINDOW_MAX	512
 
 /* Version of this API: major * 10000 + minor * 100 + patch. */
 int esa_version(void);
@@ -53,13 +58,21 @@ int esa_version(void);
  *   workers         1..64      ranks in the job
  *   local           IP:PORT    address to send from and receive on: the
  *                              rank's registered address
- *   values          8..256     values per packet: the switch's `values`
- *   window          1..ESA_WINDOW_MAX (4096)  chunks in flight (default 128)
- *   timeout_ms      least resend timeout (default 10); the timeout follows
- *                   the measured round trip (srtt + 4 rttvar, as TCP)
+ *   ps              IP:PORT    the job's PS, as registered at the switch:
+ *                              results are taken only from the switch's
+ *                              address and port and from this one, FETCH
+ *                              only from this one (required)
+ *   values          8..856     values per packet: the switch's `values`
+ *                              (856: a 3476-byte IP packet, one single-
+ *                              buffer XDP frame; links need MTU >= 3476)
+ *   window          1..ESA_WINDOW_MAX (512)  chunks in flight (default 128)
+ *   timeout_us      50..60000000: least resend timeout in microseconds
+ *                   (default 10000); the timeout follows the measured
+ *                   round trip (srtt + 4 rttvar, as TCP), timed in ns
+ *   timeout_ms      the same in milliseconds (sets timeout_us)
  *   timeout_max_ms  resend timeout cap, backoff included (default 200)
- *   give_up_ms      no result this long: fail with -ETIMEDOUT (default
- *                   60000; 0 never)
+ *   give_up_ms      1..86400000: no result this long: fail with -ETIMEDOUT,
+ *                   naming the silent peer (default 60000)
  *   priority        static | las | srsf  (default static)
  *   prio            the static priority (default 0)
  *   prio_max        highest priority to stamp: the job's registered
@@ -72,15 +85,28 @@ int esa_version(void);
  *   float_block     data chunks per float scale block (default 8)
  *   float_headroom  bits kept free for the sum; auto = ceil(log2 workers),
  *                   which cannot overflow (default auto)
- *   ps              IP:PORT  optional: accept results only from the switch
- *                   and this PS address
  *   netns           path of a network namespace (/run/netns/NAME) to open
  *                   the socket in; default: the caller's
- *   rcvbuf          socket receive buffer in bytes (default 4194304)
+ *   rcvbuf          socket receive buffer in bytes (default 4194304); what
+ *                   the kernel granted is the `rcvbuf` counter, and a
+ *                   shortfall is esa_worker_warning()'s
  *   run             0..2^32-1: the same on every rank of the job, new for
  *                   each run; sequence numbers start at a hash of it, so a
  *                   run never takes what the PS kept of an earlier one
  *                   (default 0: from 0)
+ *   io              udp | xdp | auto: the transport (default udp).  udp:
+ *                   UDP sockets, no privileges.  xdp: AF_XDP through libxdp
+ *                   (needs CAP_NET_ADMIN and CAP_BPF, an interface with XDP;
+ *                   opening fails with a one-line reason when it cannot).
+ *                   auto: xdp if it can open, else udp (esa_worker_io() and
+ *                   the io_xdp counter say which; esa_worker_warning() why
+ *                   not xdp)
+ *   ifname          the interface AF_XDP uses (default: the one of the route
+ *                   to the switch)
+ *   queue           0..1023: its queue for AF_XDP (default 0)
+ *   xdp_workers     1..64: AF_XDP workers of this process that may share
+ *                   the interface's queue: the first to open sizes the
+ *                   UMEM they share for that many like it (default 2)
  */
 esa_config *esa_config_new(void);
 void esa_config_free(esa_config *c);
@@ -115,6 +141,12 @@ void esa_worker_close(esa_worker *w);
 int esa_worker_set_run(esa_worker *w, uint32_t run);
 /* The reason of the worker's last error, "" if none. */
 const char *esa_worker_error(const esa_worker *w);
+/* What the worker could not get as configured, "" if nothing (e.g. a
+ * receive buffer smaller than `rcvbuf`: SO_RCVBUFFORCE needs CAP_NET_ADMIN;
+ * io=auto falling back to UDP, and why). */
+const char *esa_worker_warning(const esa_worker *w);
+/* The transport in use: "udp", or "xdp DEV queue N copy|zerocopy ..." */
+const char *esa_worker_io(const esa_worker *w);
 
 /* ------------------------------------------------------------------ */
 /* Allreduce                                                           */
@@ -132,9 +164,13 @@ const char *esa_worker_error(const esa_worker *w);
  *               does not follow the protocol); that chunk is NaN
  *   -ERANGE     float32: some rank had a NaN or infinity in a block; that
  *               block's elements are NaN on every rank
- *   -ETIMEDOUT  nothing came back for give_up_ms
- *   -EPIPE      the worker failed before (timeout or socket error): its
- *               job's ranks are out of step; open a new worker
+ *   -ETIMEDOUT  nothing came back for give_up_ms (esa_worker_error() names
+ *               the silent peer: the switch, the PS, or the ranks the PS
+ *               lacks)
+ *   -EPROTO     the ranks disagree on this allreduce's length or dtype
+ *               (checked in band; esa_worker_error() lists them)
+ *   -EPIPE      the worker failed before (timeout, mismatch or socket
+ *               error): its job's ranks are out of step; open a new worker
  *   -EINVAL     bad arguments
  * -EOVERFLOW and -ERANGE leave the worker usable: every rank sees them.
  */
@@ -200,6 +236,16 @@ struct esa_stats {
 	uint64_t send_again;	/* sendmmsg would block: retried */
 	uint64_t rtt_us_sum;	/* first-send-to-result time of chunks sent */
 	uint64_t rtt_samples;	/*   once, for the mean round trip */
+	uint64_t rx_untrusted;	/* results from neither the switch nor the PS
+				 * (address and port): ignored */
+	uint64_t fetch_refused;	/* FETCHes not from the PS (address and port) */
+	uint64_t icmp_errors;	/* ICMP errors about packets sent (IP_RECVERR) */
+	uint64_t ps_probes;	/* empty datagrams to the PS in a silence */
+	uint64_t rcvbuf;	/* receive buffer the kernel granted, bytes */
+	uint64_t io_xdp;	/* 1: the transport is AF_XDP, 0: UDP */
+	uint64_t xdp_zerocopy;	/* 1: AF_XDP in zero-copy mode, 0: copy mode */
+	uint64_t xdp_drops;	/* AF_XDP: packets to us dropped (malformed, or by
+				 * the kernel: fill ring empty, RX ring full) */
 };
 
 /* 0, or -EINVAL.  size: sizeof(struct esa_stats) as the caller knows it. */

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <linux/esa.h>
 #include "esa_prio.h"
 
@@ -19,7 +20,12 @@
 #error "libesa supports little-endian hosts only (as does the protocol)"
 #endif
 
-#define ESA_LIB_VERSION		10000	/* 1.0.0 */
+#define ESA_LIB_VERSION		20100	/* 2.1.0: io, ifname, queue, timeout_us */
+
+/* The least resend timeout by default (timeout_us). */
+#define ESA_TIMEOUT_US_DEFAULT	10000
+
+_Static_assert(ESA_WINDOW_MAX == ESA_TOMB_RING, "a window is at most the tombstone ring");
 
 enum esa_prio_policy {
 	ESA_PRIO_STATIC = 0,
@@ -27,18 +33,32 @@ enum esa_prio_policy {
 	ESA_PRIO_SRSF,		/* smallest remaining allreduce (or job) first */
 };
 
+/* The transport (config key `io`). */
+enum esa_io {
+	ESA_IO_UDP = 0,		/* UDP sockets: no privileges needed */
+	ESA_IO_XDP,		/* AF_XDP (libxdp): CAP_NET_ADMIN, CAP_BPF */
+	ESA_IO_AUTO,		/* AF_XDP if possible, else UDP */
+};
+
+#define ESA_IFNAMSIZ	16
+
 struct esa_config {
 	struct sockaddr_in sw, local, ps;
 	bool	have_sw, have_local, have_ps;
 	int	job, rank, workers;
 	int	values, window;
-	int	timeout_ms, timeout_max_ms, give_up_ms;
+	int	timeout_us, timeout_max_ms, give_up_ms;
 	int	policy, prio, prio_max;		/* prio_max < 0: = prio */
 	int	quantum, prio_steps;		/* las, srsf: esa_prio.h */
 	int	float_block, float_headroom;	/* headroom < 0: auto */
 	int	rcvbuf;
 	uint32_t run;			/* sequence numbers start at esa_run_base() */
 	uint64_t total_chunks;		/* srsf: the job's chunks in all; 0: per op */
+	int	io;			/* enum esa_io */
+	int	queue;			/* AF_XDP: the interface's queue */
+	int	xdp_workers;		/* AF_XDP: workers of a process sharing a
+					 * queue's UMEM (the first sizes it) */
+	char	ifname[ESA_IFNAMSIZ];	/* AF_XDP: "" = the route to the switch */
 	char	netns[256];
 	char	err[256];
 };
@@ -93,6 +113,7 @@ enum esa_pkt_state {
 
 enum esa_chunk_kind {
 	CK_SCALE = 0,	/* float scale negotiation (block histograms) */
+	CK_CHECK,	/* every rank's length and dtype, in its own slots */
 	CK_DATA,	/* a chunk of the tensor */
 	CK_REDO_HI,	/* int32 redo: high halves */
 	CK_REDO_LO,	/* int32 redo: low halves */
@@ -106,7 +127,10 @@ struct esa_pkt {
 	uint8_t	ovf;		/* its result was flagged overflow */
 	uint8_t	resv;
 	uint16_t tries;
-	uint32_t rto_ms;
+	uint16_t resv2;
+	uint32_t id;		/* the worker's packet number (AF_XDP: its frame) */
+	int32_t	heap;		/* index in the resend heap, -1: not in it */
+	uint32_t rto_us;	/* this packet's timeout, backoff included */
 	uint64_t first_ns, due_ns;
 	uint8_t	*buf;		/* the DATA packet, header and values */
 };
@@ -118,13 +142,20 @@ enum esa_entry_state {
 	EN_DONE,	/* result delivered to the caller */
 };
 
-/* One position of the stream: a scale or data chunk of an allreduce. */
+/* What a position of an allreduce carries: its check, scale, data chunks. */
+enum esa_part {
+	PT_DATA = 0,
+	PT_SCALE,
+	PT_CHECK,
+};
+
+/* One position of the stream: a check, scale or data chunk of an allreduce. */
 struct esa_entry {
 	struct esa_request *op;
 	uint64_t pos;		/* position in the worker's stream */
-	uint32_t idx;		/* scale chunk or data chunk index in the op */
+	uint32_t idx;		/* check, scale or data chunk index in the op */
 	uint8_t	state;		/* enum esa_entry_state */
-	uint8_t	is_scale;
+	uint8_t	part;		/* enum esa_part */
 	uint8_t	npkt;		/* packets in use: 1, or 2 for an int32 redo */
 	uint8_t	prio;
 	struct esa_pkt p[2];
@@ -139,10 +170,14 @@ struct esa_request {
 	void	*out;
 	size_t	n;
 	uint32_t base;		/* first sequence number */
-	uint32_t nscale, ndata, npos;	/* npos = nscale + ndata */
+	uint32_t nchk, nscale, ndata;	/* check, scale and data chunks */
+	uint32_t npos;		/* nchk + nscale + ndata, in this order */
 	uint32_t span;		/* sequence numbers reserved: npos + 2 ndata */
 	uint64_t pos0;		/* stream position of the first chunk */
-	uint64_t attained0;	/* positions of the worker's earlier ops */
+	uint64_t attained0;	/* scale and data positions of earlier ops */
+	uint64_t opno;		/* allreduces the worker started before */
+	int32_t	*chk;		/* nchk * nvals: every rank's length, summed */
+	uint32_t chk_left;	/* check chunks without a result */
 	uint32_t admitted, done;
 	int	status;		/* 0 or the first error */
 	bool	finished;
@@ -159,59 +194,149 @@ struct esa_request {
 #define ESA_BATCH	64
 #define ESA_RC_VALID	0x80
 
+struct esa_xsk;
+
+/* The UDP transport's sockets and receive buffers (io.c). */
+struct esa_udp {
+	int	fd;		/* bound to `local`, unconnected: the PS's packets,
+				 * FETCHes, ICMP errors; AF_XDP's strays */
+	int	sfd;		/* bound to `local` too, connected to the switch:
+				 * DATA out (one route lookup), its results in;
+				 * -1 on AF_XDP */
+	int	gso;		/* UDP_SEGMENT: packets per send, 0: none */
+	uint32_t nbuf;		/* receive buffers: the FETCH cache holds some */
+	size_t	slot;		/* bytes each */
+	uint8_t	*mem;
+	uint32_t *free, nfree;	/* free buffer numbers */
+	struct mmsghdr rmsg[ESA_BATCH];
+	struct iovec riov[ESA_BATCH];
+	struct sockaddr_in rsrc[ESA_BATCH];
+	uint32_t rb[ESA_BATCH];	/* the buffer of each receive slot */
+	struct mmsghdr smsg[ESA_BATCH];
+	struct iovec siov[ESA_BATCH];
+	union {
+		char	buf[CMSG_SPACE(sizeof(uint16_t))];
+		struct cmsghdr align;
+	} sctl;
+};
+
 struct esa_worker {
 	struct esa_config cfg;
-	int	fd;
 	int	nvals;
 	size_t	pktlen;
 	uint64_t full;		/* bitmap of every rank */
 	uint32_t window, nent;	/* nent = 2 * window */
 	struct esa_entry *ent;
-	uint8_t	*pktmem;
+	uint8_t	*pktmem;	/* UDP: the packets (AF_XDP: UMEM frames) */
 	int32_t	*scratchmem;
 	uint64_t next_pos, low_pos;
 	uint32_t next_base;	/* sequence number of the next op */
-	uint64_t attained;	/* positions of all ops started */
+	uint64_t attained;	/* scale and data positions of all ops started */
+	uint64_t positions;	/* positions of all ops started */
+	uint64_t nops;		/* allreduces started */
 	struct esa_request *ops, *ops_tail, *admit;
 	uint32_t nwait;		/* entries in EN_WAIT */
 	uint64_t last_rx_ns;	/* last result used (or start of waiting) */
-	/* The latest results, direct-mapped by sequence number, for FETCH. */
+	/* Who is silent, for the error when giving up (diagnose()) */
+	uint64_t last_sw_ns;	/* last packet from the switch */
+	uint64_t last_ps_ns;	/* last packet from the PS */
+	struct esa_icmp {
+		uint64_t ns;		/* last one */
+		uint32_t count;
+		int	err;		/* its errno */
+		uint8_t	origin;		/* SO_EE_ORIGIN_* */
+		struct in_addr from;	/* who sent the ICMP error */
+	} icmp_sw, icmp_ps;	/* about packets to the switch, to the PS */
+	uint32_t ps_seq;	/* the latest FETCH of the PS: its chunk, */
+	uint64_t ps_held;	/*   the ranks it holds of it, */
+	uint64_t ps_ns;		/*   when */
+	bool	probed;		/* the PS probed in this silence */
+	char	warn[320];	/* esa_worker_warning() */
+	char	io_desc[160];	/* esa_worker_io() */
+	/*
+	 * The latest results, direct-mapped by sequence number, for FETCH:
+	 * the received packets themselves (a UDP receive buffer or an AF_XDP
+	 * frame, held until a later result takes the slot), never copies.
+	 */
 	uint32_t nrc;
 	uint32_t *rc_seq;
 	uint8_t	*rc_flags;	/* ESA_RC_VALID | the result's flags */
-	int32_t	*rc_vals;
-	uint8_t	*fbuf;		/* a RESULT answering a FETCH */
+	uint8_t	**rc_pkt;	/* the packet (ESA header first) */
+	uint64_t *rc_buf;	/* its buffer, for esa_io_release() */
 	uint64_t rng;
 	int	broken;		/* 0, or the error every later call gets */
 	bool	send_blocked;
-	uint64_t next_due;	/* earliest resend deadline */
 	int64_t	srtt_us, rttvar_us;	/* round-trip estimate */
-	uint32_t rto_ms;	/* first timeout of a new chunk */
+	uint32_t rto_us;	/* first timeout of a new chunk */
+	/* Packets to send: new ones in order, late ones by deadline. */
+	uint32_t npkts;		/* 2 * nent */
+	struct esa_pkt **ready;	/* ring of npkts: built, not sent yet */
+	uint32_t rd_head, rd_tail;
+	struct esa_pkt **heap;	/* sent, waiting: a min-heap by due_ns */
+	uint32_t nheap;
+	uint64_t looked;	/* packets a send pass looked at (tests) */
+	struct esa_pkt *spkt[ESA_BATCH];	/* the batch being sent */
 	struct esa_stats st;
 	char	err[256];
-	/* receive batch */
-	struct mmsghdr rmsg[ESA_BATCH];
-	struct iovec riov[ESA_BATCH];
-	struct sockaddr_in rsrc[ESA_BATCH];
-	uint8_t	*rbuf;
-	/* send batch */
-	struct mmsghdr smsg[ESA_BATCH];
-	struct iovec siov[ESA_BATCH];
-	struct esa_pkt *spkt[ESA_BATCH];
+	/* the transport */
+	struct esa_udp udp;
+	struct esa_xsk *xsk;	/* AF_XDP, or NULL: UDP */
 };
 
 uint64_t esa_now_mono_ns(void);
+/* Add a note to esa_worker_warning() ("; " between notes). */
+void esa_warn(struct esa_worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The first sequence number of a worker of run `run` (0: 0). */
 uint32_t esa_run_base(uint32_t run);
 int esa_config_check(const struct esa_config *c, char *err, size_t len);
 /* Priority of stream position p of request r (deterministic). */
 uint8_t esa_prio_of(const struct esa_worker *w, const struct esa_request *r,
 		    uint32_t p);
-/* Handle one received packet (exposed for tests and the benchmark). */
-void esa_rx_packet(struct esa_worker *w, const uint8_t *buf, size_t len,
-		   const struct sockaddr_in *src, uint64_t now);
+/*
+ * Handle one received packet: its UDP payload (the ESA header first), from
+ * src, in receive buffer `buf` of the transport.  Returns true if the
+ * worker keeps the buffer (a result, kept for FETCH until a later one
+ * takes its slot: then esa_io_release()), false if the transport may reuse
+ * it at once.
+ */
+bool esa_rx_packet(struct esa_worker *w, uint8_t *pkt, size_t len,
+		   const struct sockaddr_in *src, uint64_t now, uint64_t buf);
 /* One round of the engine: admit, build, send, receive; wait at most
  * wait_ms for input when there is nothing else to do. */
 int esa_pump(struct esa_worker *w, int wait_ms);
+/* ICMP errors queued on a socket (IP_RECVERR): noted per peer. */
+void esa_read_errq(struct esa_worker *w, int fd, uint64_t now);
+/* Errors a send can meet that are not the socket's fault. */
+bool esa_transient_errno(int e);
+
+/* ------------------------------------------------------------------ */
+/* Transports (io.c: UDP, and AF_XDP through xsk.c)                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Open the transport the config asks for (io = udp, xdp, auto), in the
+ * configured network namespace: sets w->pktmem or the packets' buffers,
+ * w->io_desc; 0 or -errno with a one-line reason in err.
+ */
+int esa_io_open(struct esa_worker *w, char *err, size_t len);
+void esa_io_close(struct esa_worker *w);
+/* The buffer of the worker's packet number id (0 .. npkts - 1). */
+uint8_t *esa_io_pkt(struct esa_worker *w, uint32_t id);
+/* Send p[0..n) (DATA to the switch); returns how many went (the rest
+ * would block: w->send_blocked), or -errno (fatal). */
+int esa_io_send(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t now);
+/* Drain what arrived: packets handled, or -errno (fatal). */
+int esa_io_recv(struct esa_worker *w, uint64_t now);
+/* A kept receive buffer is free again. */
+void esa_io_release(struct esa_worker *w, uint64_t buf);
+/* Packet p's buffer may not change yet (AF_XDP: its frame is posted). */
+bool esa_io_busy(struct esa_worker *w, const struct esa_pkt *p);
+/* Before writing packet p: wait (bounded) until it is not busy. */
+void esa_io_claim(struct esa_worker *w, const struct esa_pkt *p);
+/* Wait for input (or room to send) until deadline_ns (UINT64_MAX: no
+ * limit); 0 or -errno. */
+int esa_io_wait(struct esa_worker *w, uint64_t deadline_ns);
+/* A datagram to the PS (a FETCH answer, a probe), on the UDP socket. */
+int esa_io_send_ps(struct esa_worker *w, const void *buf, size_t len, uint64_t now);
 
 #endif /* LIBESA_INT_H */

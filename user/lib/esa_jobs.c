@@ -3,7 +3,8 @@
  * esa-jobs - run jobs of workers through libesa and check every result.
  *
  *   esa-jobs -s SWITCH [ OPTIONS ] JOB...
- *   JOB := job ID [ KEY=VALUE... ] worker [ netns=PATH ] IP:PORT [ worker ... ]
+ *   JOB := job ID ps=IP:PORT [ KEY=VALUE... ] worker [ netns=PATH ] [ switch=IP ] IP:PORT
+ *          [ worker ... ]
  *
  * Every worker is a thread with its own libesa context (its socket opened in
  * its network namespace), so one process drives workers spread over many
@@ -59,6 +60,7 @@ struct job {
 	double	t0, t_end;
 	/* results */
 	atomic_int errors;
+	atomic_int warned;	/* a worker's warning printed (once a job) */
 	double	worst;		/* largest float error / bound */
 	int	rc;		/* first error code */
 	char	err[256];	/* ... and its worker's reason */
@@ -68,6 +70,7 @@ struct worker {
 	struct job *job;
 	int	rank;
 	char	local[64], netns[256];
+	char	sw[64];		/* its switch (two levels: its leaf); "": -s */
 	bool	mine;		/* run by this process */
 	pthread_t th;
 	esa_worker *ew;
@@ -251,7 +254,7 @@ static void *worker_main(void *arg)
 
 	if (!c || !in || !out)
 		die("out of memory");
-	esa_config_set(c, "switch", sw_addr);
+	esa_config_set(c, "switch", w->sw[0] ? w->sw : sw_addr);
 	esa_config_set_int(c, "values", j->nvals);
 	esa_config_set_int(c, "job", j->id);
 	esa_config_set_int(c, "rank", w->rank);
@@ -264,6 +267,9 @@ static void *worker_main(void *arg)
 	w->ew = esa_worker_open(c, w->err, sizeof(w->err));
 	if (!w->ew)
 		w->rc = errno ? -errno : -EINVAL;
+	else if (esa_worker_warning(w->ew)[0] && !atomic_exchange(&j->warned, 1))
+		fprintf(stderr, "esa-jobs: job %d rank %d: %s\n", j->id, w->rank,
+			esa_worker_warning(w->ew));
 	esa_config_free(c);
 	for (int it = 0; w->ew && it < j->iters; it++) {
 		esa_request *r;
@@ -314,7 +320,9 @@ static void *worker_main(void *arg)
 	 * while the job's other workers here run, then linger a little. */
 	if (w->ew) {
 		do {
-			esa_serve(w->ew, 100, 0);
+			/* a failed worker returns at once: wait out the turn */
+			if (esa_serve(w->ew, 100, 0) < 0)
+				usleep(100000);
 			pthread_mutex_lock(&j->lock);
 			others = j->running > 0;
 			pthread_mutex_unlock(&j->lock);
@@ -336,8 +344,10 @@ static void usage(int rc)
 {
 	fprintf(rc ? stderr : stdout,
 		"usage: esa-jobs -s SWITCH[:PORT] [ OPTIONS ] JOB...\n"
-		"  JOB := job ID [ KEY=VALUE... ] worker [ netns=PATH ] IP:PORT [ worker ... ]\n"
-		"  -s, --switch ADDR   the switch's service address\n"
+		"  JOB := job ID ps=IP:PORT [ KEY=VALUE... ] worker [ netns=PATH ] [ switch=IP ]\n"
+		"         IP:PORT [ worker ... ]   (ps: the job's PS, as registered at the switch;\n"
+		"         switch: this worker's, e.g. its leaf with two levels)\n"
+		"  -s, --switch ADDR   the switch's service address (workers without switch=)\n"
 		"  -v, --values N      values per packet (256)\n"
 		"  -n, --elems N       elements per tensor (1048576); per job: elems=N\n"
 		"  -i, --iters N       allreduces per job (3); per job: iters=N\n"
@@ -424,6 +434,8 @@ static int parse_jobs(int argc, char **argv)
 			j->w[j->n++] = w;
 			if (i + 1 < argc && !strncmp(argv[i + 1], "netns=", 6))
 				snprintf(w->netns, sizeof(w->netns), "%s", argv[++i] + 6);
+			if (i + 1 < argc && !strncmp(argv[i + 1], "switch=", 7))
+				snprintf(w->sw, sizeof(w->sw), "%s", argv[++i] + 7);
 			if (i + 1 >= argc)
 				die("job %d: worker needs IP:PORT", j->id);
 			snprintf(w->local, sizeof(w->local), "%s", argv[++i]);
@@ -486,6 +498,9 @@ static void setup_job(struct job *j)
 		    (w->netns[0] && esa_config_set(c, "netns", w->netns)))
 			die("job %d worker %d: %s", j->id, r, esa_config_error(c));
 	}
+	if (esa_config_get(c, "ps", buf, sizeof(buf)) || !buf[0])
+		die("job %d: no ps=IP:PORT (the job's PS: workers take results only from the "
+		    "switch and it)", j->id);
 	esa_config_get(c, "values", buf, sizeof(buf));
 	j->nvals = atoi(buf);
 	esa_config_get(c, "float_block", buf, sizeof(buf));
@@ -593,6 +608,8 @@ static void report(void)
 			       "\"tx_packets\":%llu,\"tx_resends\":%llu,\"rx_results\":%llu,"
 			       "\"rx_from_ps\":%llu,\"rx_duplicates\":%llu,\"overflows\":%llu,"
 			       "\"redos\":%llu,\"scale_chunks\":%llu,\"fetch_answered\":%llu,"
+			       "\"rx_invalid\":%llu,\"rx_untrusted\":%llu,\"fetch_refused\":%llu,"
+			       "\"icmp_errors\":%llu,\"io_xdp\":%llu,\"xdp_drops\":%llu,"
 			       "\"rtt_us\":%.1f}",
 			       k ? "," : "", j->id, j->n, j->elems, j->iters,
 			       j->dtype == ESA_INT32 ? "i32" : "f32", j->rc ? "false" : "true",
@@ -606,7 +623,13 @@ static void report(void)
 			       (unsigned long long)SUM(j, overflows),
 			       (unsigned long long)SUM(j, redos),
 			       (unsigned long long)SUM(j, scale_chunks),
-			       (unsigned long long)SUM(j, fetch_answered), rs ? (double)rtt / rs : 0);
+			       (unsigned long long)SUM(j, fetch_answered),
+			       (unsigned long long)SUM(j, rx_invalid),
+			       (unsigned long long)SUM(j, rx_untrusted),
+			       (unsigned long long)SUM(j, fetch_refused),
+			       (unsigned long long)SUM(j, icmp_errors),
+			       (unsigned long long)SUM(j, io_xdp), (unsigned long long)SUM(j, xdp_drops),
+			       rs ? (double)rtt / rs : 0);
 		}
 		printf("]}\n");
 		return;

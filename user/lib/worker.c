@@ -29,9 +29,11 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include <linux/errqueue.h>
 
 #include "esa_int.h"
 #include "esa_policy.h"
+#include "xsk.h"
 
 #define NSEC_PER_MSEC	1000000ULL
 
@@ -64,7 +66,8 @@ const char *esa_strerror(int err)
 	case EPIPE:
 		return "the worker failed earlier; its ranks are out of step";
 	case EPROTO:
-		return "a peer broke the protocol (mismatched allreduce calls?)";
+		return "the ranks disagree on an allreduce (length or dtype), or a peer broke "
+		       "the protocol";
 	default:
 		return strerror(err);
 	}
@@ -82,9 +85,34 @@ static int wfail(struct esa_worker *w, int err, const char *fmt, ...)
 	return err;
 }
 
+/* Add a note to the worker's warning ("; " between notes). */
+void esa_warn(struct esa_worker *w, const char *fmt, ...)
+{
+	size_t o = strlen(w->warn);
+	va_list ap;
+
+	if (o && o + 2 < sizeof(w->warn)) {
+		strcpy(w->warn + o, "; ");
+		o += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(w->warn + o, sizeof(w->warn) - o, fmt, ap);
+	va_end(ap);
+}
+
 const char *esa_worker_error(const esa_worker *w)
 {
 	return w ? w->err : "no worker";
+}
+
+const char *esa_worker_warning(const esa_worker *w)
+{
+	return w ? w->warn : "no worker";
+}
+
+const char *esa_worker_io(const esa_worker *w)
+{
+	return w ? w->io_desc : "no worker";
 }
 
 static uint64_t rnd(struct esa_worker *w)
@@ -101,69 +129,6 @@ static uint64_t rnd(struct esa_worker *w)
 /* Opening                                                             */
 /* ------------------------------------------------------------------ */
 
-static void set_buf(int fd, int force, int plain, int bytes)
-{
-	if (setsockopt(fd, SOL_SOCKET, force, &bytes, sizeof(bytes)))
-		setsockopt(fd, SOL_SOCKET, plain, &bytes, sizeof(bytes));
-}
-
-static int open_socket(const struct esa_config *c, char *err, size_t len)
-{
-	int cur = -1, tgt = -1, fd = -1, e = 0;
-
-	if (c->netns[0]) {
-		cur = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-		if (cur < 0) {
-			e = errno;
-			snprintf(err, len, "cannot open this thread's netns: %s", strerror(e));
-			goto out;
-		}
-		tgt = open(c->netns, O_RDONLY | O_CLOEXEC);
-		if (tgt < 0) {
-			e = errno;
-			snprintf(err, len, "cannot open netns %s: %s", c->netns, strerror(e));
-			goto out;
-		}
-		if (setns(tgt, CLONE_NEWNET)) {
-			e = errno;
-			snprintf(err, len, "cannot enter netns %s: %s", c->netns, strerror(e));
-			goto out;
-		}
-	}
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		e = errno;
-		snprintf(err, len, "socket: %s", strerror(e));
-	} else {
-		set_buf(fd, SO_RCVBUFFORCE, SO_RCVBUF, c->rcvbuf);
-		set_buf(fd, SO_SNDBUFFORCE, SO_SNDBUF, 1 << 20);
-		if (bind(fd, (const struct sockaddr *)&c->local, sizeof(c->local))) {
-			char ip[INET_ADDRSTRLEN];
-
-			e = errno;
-			inet_ntop(AF_INET, &c->local.sin_addr, ip, sizeof(ip));
-			snprintf(err, len, "cannot bind %s:%u%s%s: %s", ip,
-				 ntohs(c->local.sin_port), c->netns[0] ? " in " : "",
-				 c->netns, strerror(e));
-			close(fd);
-			fd = -1;
-		}
-	}
-	if (cur >= 0 && tgt >= 0 && setns(cur, CLONE_NEWNET)) {
-		/* The thread would stay in the other namespace: never. */
-		perror("libesa: cannot return to the caller's netns");
-		abort();
-	}
-out:
-	if (cur >= 0)
-		close(cur);
-	if (tgt >= 0)
-		close(tgt);
-	if (fd < 0)
-		errno = e ? e : EINVAL;
-	return fd;
-}
-
 /*
  * A run's sequence numbers start at a hash of its number, so that a new run
  * of a job id does not meet the results and pieces the PS keeps of an
@@ -179,10 +144,31 @@ int esa_worker_set_run(esa_worker *w, uint32_t run)
 {
 	if (!w)
 		return -EINVAL;
-	if (w->attained || w->ops)
+	if (w->nops || w->ops)
 		return -EBUSY;
 	w->cfg.run = run;
 	w->next_base = esa_run_base(run);
+	return 0;
+}
+
+/* The worker's memory, but for the transport's; 0 or -ENOMEM. */
+static int worker_alloc(struct esa_worker *w)
+{
+	w->ent = calloc(w->nent, sizeof(*w->ent));
+	w->scratchmem = calloc((size_t)w->nent * 2 * w->nvals, sizeof(int32_t));
+	w->rc_seq = calloc(w->nrc, sizeof(*w->rc_seq));
+	w->rc_flags = calloc(w->nrc, 1);
+	w->rc_pkt = calloc(w->nrc, sizeof(*w->rc_pkt));
+	w->rc_buf = calloc(w->nrc, sizeof(*w->rc_buf));
+	w->ready = calloc(w->npkts, sizeof(*w->ready));
+	w->heap = calloc(w->npkts, sizeof(*w->heap));
+	if (!w->ent || !w->scratchmem || !w->rc_seq || !w->rc_flags || !w->rc_pkt ||
+	    !w->rc_buf || !w->ready || !w->heap)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < w->nent; i++) {
+		w->ent[i].scratch = w->scratchmem + (size_t)i * 2 * w->nvals;
+		w->ent[i].pos = UINT64_MAX;
+	}
 	return 0;
 }
 
@@ -190,7 +176,6 @@ esa_worker *esa_worker_open(const esa_config *c, char *err, size_t errlen)
 {
 	char why[256] = "";
 	struct esa_worker *w;
-	size_t stride;
 	int rc;
 
 	if (!err || !errlen) {
@@ -208,69 +193,51 @@ esa_worker *esa_worker_open(const esa_config *c, char *err, size_t errlen)
 		return NULL;
 	}
 	w = calloc(1, sizeof(*w));
-	if (!w)
-		goto nomem;
+	if (!w) {
+		snprintf(err, errlen, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
 	w->cfg = *c;
 	w->nvals = c->values;
 	w->pktlen = ESA_HDR_LEN + 4 * (size_t)w->nvals;
 	w->full = c->workers >= 64 ? ~0ULL : (1ULL << c->workers) - 1;
 	w->window = c->window;
 	w->nent = 2 * w->window;
-	w->next_base = esa_run_base(c->run);
-	stride = (w->pktlen + 63) & ~(size_t)63;
-	w->ent = calloc(w->nent, sizeof(*w->ent));
-	w->pktmem = aligned_alloc(64, stride * 2 * w->nent);
-	w->scratchmem = calloc((size_t)w->nent * 2 * w->nvals, sizeof(int32_t));
-	w->rbuf = aligned_alloc(64, ESA_BATCH * 2048);
+	w->npkts = 2 * w->nent;
 	w->nrc = 4 * w->window;
-	w->rc_seq = calloc(w->nrc, sizeof(*w->rc_seq));
-	w->rc_flags = calloc(w->nrc, 1);
-	w->rc_vals = calloc((size_t)w->nrc * w->nvals, sizeof(int32_t));
-	w->fbuf = calloc(1, w->pktlen);
-	if (!w->ent || !w->pktmem || !w->scratchmem || !w->rbuf || !w->rc_seq ||
-	    !w->rc_flags || !w->rc_vals || !w->fbuf)
-		goto nomem;
-	memset(w->pktmem, 0, stride * 2 * w->nent);
-	for (uint32_t i = 0; i < w->nent; i++) {
-		w->ent[i].p[0].buf = w->pktmem + (2 * i) * stride;
-		w->ent[i].p[1].buf = w->pktmem + (2 * i + 1) * stride;
-		w->ent[i].scratch = w->scratchmem + (size_t)i * 2 * w->nvals;
-		w->ent[i].pos = UINT64_MAX;
-	}
-	for (int i = 0; i < ESA_BATCH; i++) {
-		w->riov[i].iov_base = w->rbuf + i * 2048;
-		w->riov[i].iov_len = 2048;
-		w->rmsg[i].msg_hdr.msg_iov = &w->riov[i];
-		w->rmsg[i].msg_hdr.msg_iovlen = 1;
-		w->rmsg[i].msg_hdr.msg_name = &w->rsrc[i];
-		w->rmsg[i].msg_hdr.msg_namelen = sizeof(w->rsrc[i]);
-		w->smsg[i].msg_hdr.msg_iov = &w->siov[i];
-		w->smsg[i].msg_hdr.msg_iovlen = 1;
-		w->smsg[i].msg_hdr.msg_name = &w->cfg.sw;
-		w->smsg[i].msg_hdr.msg_namelen = sizeof(w->cfg.sw);
-	}
+	w->next_base = esa_run_base(c->run);
+	w->udp.fd = w->udp.sfd = -1;
 	w->rng = esa_now_mono_ns() ^ ((uint64_t)c->job << 32) ^ ((uint64_t)c->rank << 16) ^
 		 (uintptr_t)w;
-	w->fd = open_socket(c, err, errlen);
-	if (w->fd < 0) {
-		int e = errno;
-
+	rc = worker_alloc(w);
+	if (rc)
+		snprintf(err, errlen, "out of memory");
+	else
+		rc = esa_io_open(w, err, errlen);
+	if (rc) {
 		esa_worker_close(w);
-		errno = e;
+		errno = -rc;
 		return NULL;
 	}
-	w->last_rx_ns = esa_now_mono_ns();
-	w->rto_ms = c->timeout_ms;
+	for (uint32_t i = 0; i < w->nent; i++) {
+		for (int k = 0; k < 2; k++) {
+			struct esa_pkt *p = &w->ent[i].p[k];
+
+			p->id = 2 * i + k;
+			p->heap = -1;
+			p->buf = esa_io_pkt(w, p->id);
+		}
+	}
+	w->st.io_xdp = !!w->xsk;
+	w->last_rx_ns = w->last_sw_ns = w->last_ps_ns = esa_now_mono_ns();
+	w->rto_us = c->timeout_us;
 	return w;
-nomem:
-	snprintf(err, errlen, "out of memory");
-	esa_worker_close(w);
-	errno = ENOMEM;
-	return NULL;
 }
 
 static void op_free(struct esa_request *r)
 {
+	free(r->chk);
 	free(r->hist);
 	free(r->scale_done);
 	free(r->blk_E);
@@ -288,16 +255,20 @@ void esa_worker_close(esa_worker *w)
 		n = r->next;
 		op_free(r);
 	}
-	if (w->fd > 0)
-		close(w->fd);
+	/* the kept results' buffers back to the transport (AF_XDP: to the
+	 * UMEM other workers of this process may share) */
+	for (uint32_t i = 0; w->rc_flags && i < w->nrc; i++)
+		if (w->rc_flags[i] & ESA_RC_VALID)
+			esa_io_release(w, w->rc_buf[i]);
+	esa_io_close(w);
 	free(w->ent);
-	free(w->pktmem);
 	free(w->scratchmem);
-	free(w->rbuf);
 	free(w->rc_seq);
 	free(w->rc_flags);
-	free(w->rc_vals);
-	free(w->fbuf);
+	free(w->rc_pkt);
+	free(w->rc_buf);
+	free(w->ready);
+	free(w->heap);
 	free(w);
 }
 
@@ -310,7 +281,11 @@ uint8_t esa_prio_of(const struct esa_worker *w, const struct esa_request *r,
 {
 	const struct esa_config *c = &w->cfg;
 	int pmax = c->prio_max < 0 ? c->prio : c->prio_max;
+	uint32_t n = r->npos - r->nchk;
 
+	/* Check chunks take the priority of the op's first chunk and count
+	 * as no service: las and srsf stay the simulator's. */
+	p = p < r->nchk ? 0 : p - r->nchk;
 	switch (c->policy) {
 	case ESA_PRIO_LAS:
 		/* Service attained by the job so far: its positions before. */
@@ -325,10 +300,86 @@ uint8_t esa_prio_of(const struct esa_worker *w, const struct esa_request *r,
 					      c->quantum, c->prio_steps, pmax);
 		}
 		/* What is left of this allreduce after this chunk. */
-		return esa_prio_level(r->npos - p - 1, c->quantum, c->prio_steps, pmax);
+		return esa_prio_level(n > p ? n - p - 1 : 0, c->quantum, c->prio_steps, pmax);
 	default:
 		return c->prio;
 	}
+}
+
+/*
+ * Packets to send.  New ones wait in `ready`, in the order they were built
+ * (a packet is queued at most once: resv says it is in the ring); sent ones
+ * wait for their result in a min-heap by deadline, so a pass sends what is
+ * new and what is late without looking at the rest of the window.
+ */
+static void ready_push(struct esa_worker *w, struct esa_pkt *p)
+{
+	if (p->resv)
+		return;
+	p->resv = 1;
+	w->ready[w->rd_tail++ % w->npkts] = p;
+}
+
+static void heap_set(struct esa_worker *w, uint32_t i, struct esa_pkt *p)
+{
+	w->heap[i] = p;
+	p->heap = i;
+}
+
+static void heap_up(struct esa_worker *w, uint32_t i)
+{
+	struct esa_pkt *p = w->heap[i];
+
+	while (i) {
+		uint32_t up = (i - 1) / 2;
+
+		if (w->heap[up]->due_ns <= p->due_ns)
+			break;
+		heap_set(w, i, w->heap[up]);
+		i = up;
+	}
+	heap_set(w, i, p);
+}
+
+static void heap_down(struct esa_worker *w, uint32_t i)
+{
+	struct esa_pkt *p = w->heap[i];
+
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+
+		if (c >= w->nheap)
+			break;
+		if (c + 1 < w->nheap && w->heap[c + 1]->due_ns < w->heap[c]->due_ns)
+			c++;
+		if (w->heap[c]->due_ns >= p->due_ns)
+			break;
+		heap_set(w, i, w->heap[c]);
+		i = c;
+	}
+	heap_set(w, i, p);
+}
+
+static void heap_push(struct esa_worker *w, struct esa_pkt *p)
+{
+	heap_set(w, w->nheap++, p);
+	heap_up(w, p->heap);
+}
+
+static void heap_del(struct esa_worker *w, struct esa_pkt *p)
+{
+	uint32_t i = p->heap;
+	struct esa_pkt *last;
+
+	if (p->heap < 0)
+		return;
+	p->heap = -1;
+	last = w->heap[--w->nheap];
+	if (i == w->nheap)
+		return;
+	heap_set(w, i, last);
+	heap_up(w, i);
+	heap_down(w, last->heap);
 }
 
 /* ------------------------------------------------------------------ */
@@ -372,6 +423,14 @@ esa_request *esa_allreduce_start(esa_worker *w, int dtype, const void *in,
 	r->out = out;
 	r->n = n;
 	r->ndata = (n + w->nvals - 1) / w->nvals;
+	/* Every rank's length and dtype, two ints in its own slots (check_done) */
+	r->nchk = (2 * w->cfg.workers + w->nvals - 1) / w->nvals;
+	r->chk_left = r->nchk;
+	r->chk = calloc((size_t)r->nchk * w->nvals, sizeof(int32_t));
+	if (!r->chk) {
+		op_free(r);
+		goto nomem;
+	}
 	if (dtype == ESA_FLOAT32 && r->ndata) {
 		r->block = w->cfg.float_block;
 		r->nblocks = (r->ndata + r->block - 1) / r->block;
@@ -390,7 +449,7 @@ esa_request *esa_allreduce_start(esa_worker *w, int dtype, const void *in,
 		for (uint32_t b = 0; b < r->nblocks; b++)
 			r->blk_E[b] = INT16_MIN;
 	}
-	npos = (uint64_t)r->nscale + r->ndata;
+	npos = (uint64_t)r->nchk + r->nscale + r->ndata;
 	span = npos + 2 * (uint64_t)r->ndata;
 	if (span > (1u << 30)) {
 		op_free(r);
@@ -402,14 +461,17 @@ esa_request *esa_allreduce_start(esa_worker *w, int dtype, const void *in,
 	r->span = span;
 	r->base = w->next_base;
 	w->next_base += span;
-	r->pos0 = w->attained;
+	r->pos0 = w->positions;
+	w->positions += npos;
 	r->attained0 = w->attained;
-	w->attained += npos;
+	r->opno = w->nops++;
+	w->attained += npos - r->nchk;
 	r->t_start = esa_now_mono_ns();
-	if (!busy(w))
-		w->last_rx_ns = r->t_start;	/* the silence clock starts now */
-	if (!npos)
-		r->finished = true;
+	if (!busy(w)) {
+		/* the silence clock starts now */
+		w->last_rx_ns = r->t_start;
+		w->probed = false;
+	}
 	if (w->ops_tail)
 		w->ops_tail->next = r;
 	else
@@ -457,6 +519,8 @@ void esa_request_free(esa_request *r)
 					w->nwait--;
 				e->state = EN_DONE;
 				e->p[0].state = e->p[1].state = PK_IDLE;
+				heap_del(w, &e->p[0]);
+				heap_del(w, &e->p[1]);
 			}
 		}
 		while (w->low_pos < w->next_pos &&
@@ -499,13 +563,16 @@ static void pkt_init(struct esa_worker *w, struct esa_entry *e, int k, uint32_t 
 	struct esa_pkt *p = &e->p[k];
 	struct esa_hdr *h = (struct esa_hdr *)p->buf;
 
+	heap_del(w, p);
+	esa_io_claim(w, p);
 	p->seq = seq;
 	p->kind = kind;
 	p->state = PK_READY;
 	p->tries = 0;
 	p->ovf = 0;
-	p->rto_ms = w->rto_ms;
+	p->rto_us = w->rto_us;
 	p->first_ns = p->due_ns = 0;
+	ready_push(w, p);
 	h->version = ESA_VERSION;
 	h->type = ESA_T_DATA;
 	h->flags = 0;
@@ -551,7 +618,7 @@ static void build_scale(struct esa_worker *w, struct esa_entry *e)
 	uint64_t g0 = (uint64_t)e->idx * w->nvals, g1 = g0 + w->nvals;
 	int32_t *v;
 
-	pkt_init(w, e, 0, r->base + e->idx, CK_SCALE);
+	pkt_init(w, e, 0, r->base + r->nchk + e->idx, CK_SCALE);
 	v = pkt_vals(&e->p[0]);
 	memset(v, 0, w->nvals * sizeof(*v));
 	for (uint64_t b = g0 / ESA_HIST_INTS; b < r->nblocks && b * ESA_HIST_INTS < g1; b++) {
@@ -561,6 +628,29 @@ static void build_scale(struct esa_worker *w, struct esa_entry *e)
 		if (gi >= g0 && gi < g1)
 			v[gi - g0] = 1 << (8 * (ex % 4));
 	}
+	e->npkt = 1;
+}
+
+/*
+ * Check chunk idx: slice idx of the op's check stream, two ints per rank,
+ * where each rank writes its own length and dtype and zeros elsewhere: the
+ * sum gives every rank every rank's (check_done()).  Bit 0 says a rank
+ * wrote it: a rank that wrote nothing is a peer outside the protocol.
+ */
+static void build_check(struct esa_worker *w, struct esa_entry *e)
+{
+	struct esa_request *r = e->op;
+	uint64_t v = ((uint64_t)r->n << 2) | ((uint64_t)r->dtype << 1) | 1;
+	uint32_t g0 = e->idx * w->nvals, at = 2 * w->cfg.rank;
+	int32_t *q;
+
+	pkt_init(w, e, 0, r->base + e->idx, CK_CHECK);
+	q = pkt_vals(&e->p[0]);
+	memset(q, 0, w->nvals * sizeof(*q));
+	if (at >= g0 && at < g0 + w->nvals)
+		q[at - g0] = (int32_t)(uint32_t)v;
+	if (at + 1 >= g0 && at + 1 < g0 + w->nvals)
+		q[at + 1 - g0] = (int32_t)(uint32_t)(v >> 32);
 	e->npkt = 1;
 }
 
@@ -579,12 +669,14 @@ static bool try_build(struct esa_worker *w, struct esa_entry *e)
 	size_t off, len;
 	uint32_t seq;
 
-	if (e->is_scale) {
+	if (e->part == PT_CHECK) {
+		build_check(w, e);
+	} else if (e->part == PT_SCALE) {
 		build_scale(w, e);
 	} else {
 		off = (size_t)e->idx * w->nvals;
 		len = chunk_len(w, r, e->idx);
-		seq = r->base + r->nscale + e->idx;
+		seq = r->base + r->nchk + r->nscale + e->idx;
 		if (r->dtype == ESA_INT32) {
 			pkt_init(w, e, 0, seq, CK_DATA);
 			esa_q_i32((const int32_t *)r->in + off, len, pkt_vals(&e->p[0]), w->nvals);
@@ -626,27 +718,32 @@ static void admit(struct esa_worker *w)
 		}
 		p = r->admitted++;
 		e = &w->ent[w->next_pos % w->nent];
-		memset(&e->p[0].seq, 0, offsetof(struct esa_pkt, buf));
-		memset(&e->p[1].seq, 0, offsetof(struct esa_pkt, buf));
+		for (int k = 0; k < 2; k++) {
+			struct esa_pkt *q = &e->p[k];
+
+			heap_del(w, q);
+			q->seq = 0;
+			q->state = PK_IDLE;
+			q->kind = q->ovf = 0;
+			q->tries = 0;
+		}
 		e->op = r;
 		e->pos = w->next_pos++;
-		e->is_scale = p < r->nscale;
-		e->idx = e->is_scale ? p : p - r->nscale;
+		if (p < r->nchk) {
+			e->part = PT_CHECK;
+			e->idx = p;
+		} else if (p < r->nchk + r->nscale) {
+			e->part = PT_SCALE;
+			e->idx = p - r->nchk;
+		} else {
+			e->part = PT_DATA;
+			e->idx = p - r->nchk - r->nscale;
+		}
 		e->npkt = 0;
 		e->prio = esa_prio_of(w, r, p);
 		e->state = EN_WAIT;
 		w->nwait++;
 		try_build(w, e);
-	}
-}
-
-static void build_waiting(struct esa_worker *w)
-{
-	for (uint64_t pos = w->low_pos; pos < w->next_pos && w->nwait; pos++) {
-		struct esa_entry *e = &w->ent[pos % w->nent];
-
-		if (e->state == EN_WAIT)
-			try_build(w, e);
 	}
 }
 
@@ -675,6 +772,22 @@ static void entry_done(struct esa_worker *w, struct esa_entry *e)
 		w->low_pos++;
 }
 
+/* Block b's scale is known: build its data chunks already admitted. */
+static void build_block(struct esa_worker *w, struct esa_request *r, uint32_t b)
+{
+	uint32_t to = (b + 1) * r->block < r->ndata ? (b + 1) * r->block : r->ndata;
+
+	for (uint32_t idx = b * r->block; idx < to; idx++) {
+		uint64_t pos = r->pos0 + r->nchk + r->nscale + idx;
+		struct esa_entry *e = &w->ent[pos % w->nent];
+
+		if (pos < w->low_pos || pos >= w->next_pos)
+			continue;
+		if (e->pos == pos && e->op == r && e->state == EN_WAIT)
+			try_build(w, e);
+	}
+}
+
 /* The summed histograms of block b are all in: the block's E. */
 static void block_known(struct esa_worker *w, struct esa_request *r, uint32_t b)
 {
@@ -689,10 +802,12 @@ static void block_known(struct esa_worker *w, struct esa_request *r, uint32_t b)
 		}
 	}
 	if (count != (unsigned)w->cfg.workers) {
-		/* Every rank counts once per block: someone reduces something else. */
+		/* Every rank counts once per block: someone reduces something else
+		 * (the check chunks say what, if the ranks disagree: check_done). */
+		if (!r->status)
+			wfail(w, -EPROTO, "scale block %u of job %d has %u counts for %d ranks",
+			      b, w->cfg.job, count, w->cfg.workers);
 		op_error(r, -EPROTO);
-		wfail(w, -EPROTO, "scale block %u of job %d has %u counts for %d ranks", b,
-		      w->cfg.job, count, w->cfg.workers);
 		r->blk_bad[b] = 1;
 		top = 0;
 	}
@@ -701,6 +816,7 @@ static void block_known(struct esa_worker *w, struct esa_request *r, uint32_t b)
 		op_error(r, -ERANGE);
 	}
 	r->blk_E[b] = esa_q_E(top < 0 ? 0 : top);
+	build_block(w, r, b);
 }
 
 static void scale_result(struct esa_worker *w, struct esa_entry *e, const int32_t *v)
@@ -720,6 +836,54 @@ static void scale_result(struct esa_worker *w, struct esa_entry *e, const int32_
 		if (all)
 			block_known(w, r, b);
 	}
+}
+
+/* One rank's (length << 2 | dtype << 1 | 1) from the summed check stream. */
+static uint64_t check_of(const struct esa_request *r, int rank)
+{
+	return (uint32_t)r->chk[2 * rank] | (uint64_t)(uint32_t)r->chk[2 * rank + 1] << 32;
+}
+
+static int fmt_check(char *buf, size_t len, int rank, uint64_t v)
+{
+	if (!(v & 1))
+		return snprintf(buf, len, "rank %d nothing", rank);
+	return snprintf(buf, len, "rank %d %llu %s", rank, (unsigned long long)(v >> 2),
+			v & 2 ? "float32" : "int32");
+}
+
+/*
+ * Every rank's length and dtype are in: all the same, or this allreduce
+ * fails on every rank with the list of what differs, and the worker with
+ * it (its ranks reserved different sequence numbers: out of step).
+ */
+static void check_done(struct esa_worker *w, struct esa_request *r)
+{
+	uint64_t mine = check_of(r, w->cfg.rank);
+	char here[64];
+	int o = 0, shown = 0;
+
+	for (int k = 0; k < w->cfg.workers; k++) {
+		uint64_t v = check_of(r, k);
+
+		if (v == mine)
+			continue;
+		if (!shown)
+			o = snprintf(w->err, sizeof(w->err), "ranks disagree on allreduce %llu "
+				     "of job %d:", (unsigned long long)r->opno, w->cfg.job);
+		if (shown++ < 4 && o < (int)sizeof(w->err)) {
+			o += snprintf(w->err + o, sizeof(w->err) - o, shown > 1 ? ", " : " ");
+			o += fmt_check(w->err + o, sizeof(w->err) - o, k, v);
+		}
+	}
+	if (!shown)
+		return;
+	fmt_check(here, sizeof(here), w->cfg.rank, mine);
+	if (o < (int)sizeof(w->err))
+		snprintf(w->err + o, sizeof(w->err) - o, "%s (here %s)", shown > 4 ? ", ..." : "",
+			 here);
+	r->status = -EPROTO;	/* the cause of whatever else went wrong in it */
+	w->broken = -EPROTO;	/* esa_pump fails every request */
 }
 
 static void start_redo(struct esa_worker *w, struct esa_entry *e)
@@ -757,6 +921,15 @@ static void chunk_result(struct esa_worker *w, struct esa_entry *e, int k, bool 
 	uint32_t b;
 	int h;
 
+	if (p->kind == CK_CHECK) {
+		/* A check cannot overflow: flagged, its ranks wrote nothing. */
+		if (!ovf)
+			memcpy(r->chk + (size_t)e->idx * w->nvals, v, w->nvals * sizeof(*v));
+		if (!--r->chk_left)
+			check_done(w, r);
+		entry_done(w, e);
+		return;
+	}
 	if (p->kind == CK_SCALE) {
 		static const int32_t zeros[ESA_MAX_VALUES];
 
@@ -833,45 +1006,123 @@ static void rtt_sample(struct esa_worker *w, uint64_t ns)
 		w->srtt_us += d / 8;
 		w->rttvar_us += ((d < 0 ? -d : d) - w->rttvar_us) / 4;
 	}
-	rto = (w->srtt_us + 4 * w->rttvar_us + 999) / 1000;
-	if (rto < w->cfg.timeout_ms)
-		rto = w->cfg.timeout_ms;
-	if (rto > w->cfg.timeout_max_ms)
-		rto = w->cfg.timeout_max_ms;
-	w->rto_ms = rto;
+	rto = w->srtt_us + 4 * w->rttvar_us;
+	if (rto < w->cfg.timeout_us)
+		rto = w->cfg.timeout_us;
+	if (rto > (int64_t)w->cfg.timeout_max_ms * 1000)
+		rto = (int64_t)w->cfg.timeout_max_ms * 1000;
+	w->rto_us = rto;
 }
 
-static void keep_result(struct esa_worker *w, uint32_t seq, uint8_t flags,
-			const int32_t *v)
+/* Keep a result for FETCH: the received packet itself, in its buffer. */
+static void keep_result(struct esa_worker *w, uint32_t seq, uint8_t flags, uint8_t *pkt,
+			uint64_t buf)
 {
 	uint32_t i = seq % w->nrc;
 
+	if (w->rc_flags[i] & ESA_RC_VALID)
+		esa_io_release(w, w->rc_buf[i]);
 	w->rc_seq[i] = seq;
 	w->rc_flags[i] = ESA_RC_VALID | (flags & ESA_F_OVERFLOW);
-	memcpy(w->rc_vals + (size_t)i * w->nvals, v, w->nvals * sizeof(*v));
+	w->rc_pkt[i] = pkt;
+	w->rc_buf[i] = buf;
+}
+
+static bool same_sin(const struct sockaddr_in *a, const struct sockaddr_in *b)
+{
+	return a->sin_addr.s_addr == b->sin_addr.s_addr && a->sin_port == b->sin_port;
+}
+
+/*
+ * Errors a send can meet that are not the socket's fault: no route, a
+ * firewall, or an ICMP error about an earlier packet that IP_RECVERR left on
+ * the socket (then also in its error queue: esa_read_errq()).
+ */
+bool esa_transient_errno(int e)
+{
+	switch (e) {
+	case ECONNREFUSED: case EHOSTUNREACH: case ENETUNREACH: case EHOSTDOWN:
+	case ENETDOWN: case ENONET: case ENOPROTOOPT: case EPROTO: case EMSGSIZE:
+	case EOPNOTSUPP: case EACCES: case EPERM:
+		return true;
+	}
+	return false;
+}
+
+static void note_icmp(struct esa_worker *w, const struct sockaddr_in *to,
+		      const struct sock_extended_err *ee, uint64_t now)
+{
+	struct esa_icmp *x = same_sin(to, &w->cfg.sw) ? &w->icmp_sw :
+			     same_sin(to, &w->cfg.ps) ? &w->icmp_ps : NULL;
+
+	w->st.icmp_errors++;
+	if (!x)
+		return;
+	x->ns = now;
+	x->count++;
+	x->err = ee->ee_errno;
+	x->origin = ee->ee_origin;
+	x->from = ((const struct sockaddr_in *)SO_EE_OFFENDER(ee))->sin_addr;
+}
+
+/* The socket's queued errors (ICMP about what we sent): noted per peer. */
+void esa_read_errq(struct esa_worker *w, int fd, uint64_t now)
+{
+	union {
+		char	buf[CMSG_SPACE(sizeof(struct sock_extended_err) +
+				       sizeof(struct sockaddr_in))];
+		struct cmsghdr align;
+	} cb;
+	uint8_t payload[ESA_HDR_LEN];
+	struct sockaddr_in to;
+
+	for (;;) {
+		struct iovec iov = { payload, sizeof(payload) };
+		struct msghdr m = {
+			.msg_name = &to, .msg_namelen = sizeof(to), .msg_iov = &iov,
+			.msg_iovlen = 1, .msg_control = cb.buf, .msg_controllen = sizeof(cb.buf),
+		};
+		struct cmsghdr *cm;
+
+		if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+			return;
+		for (cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
+			if (cm->cmsg_level == SOL_IP && cm->cmsg_type == IP_RECVERR)
+				note_icmp(w, &to, (const void *)CMSG_DATA(cm), now);
+	}
 }
 
 /*
  * The PS asks for the result of a chunk (it lost the switch's copy and a
- * peer lacks it): send ours, if we still have it, to where it asked from.
- * With `ps` configured only that address may ask.
+ * peer lacks it): send ours, if we still have it.  Only the PS may ask.
+ * Its bitmap says which ranks' pieces of the chunk it holds: what the chunk
+ * waits for, if we lack it too (diagnose()).
  */
 static void answer_fetch(struct esa_worker *w, const struct esa_hdr *f,
-			 const struct sockaddr_in *src)
+			 const struct sockaddr_in *src, uint64_t now)
 {
-	struct esa_hdr *h = (struct esa_hdr *)w->fbuf;
 	uint32_t seq = ntohl(f->seq), i = seq % w->nrc;
+	struct esa_hdr *h;
 
-	if (f->version != ESA_VERSION || ntohs(f->job) != w->cfg.job || f->bitmap ||
-	    f->count || !src || src->sin_family != AF_INET ||
-	    (w->cfg.have_ps && (src->sin_addr.s_addr != w->cfg.ps.sin_addr.s_addr ||
-				src->sin_port != w->cfg.ps.sin_port))) {
+	if (f->version != ESA_VERSION || ntohs(f->job) != w->cfg.job ||
+	    (be64toh(f->bitmap) & ~w->full) || f->count) {
 		w->st.rx_invalid++;
 		return;
 	}
+	if (!src || !same_sin(src, &w->cfg.ps)) {
+		w->st.fetch_refused++;
+		return;
+	}
 	w->st.fetch_rx++;
+	w->last_ps_ns = now;
+	w->ps_seq = seq;
+	w->ps_held = be64toh(f->bitmap);
+	w->ps_ns = now;
 	if (!(w->rc_flags[i] & ESA_RC_VALID) || w->rc_seq[i] != seq)
 		return;
+	/* The kept result, as received, becomes our answer: only its header
+	 * changes (our rank), its values are the sum. */
+	h = (struct esa_hdr *)w->rc_pkt[i];
 	memset(h, 0, ESA_HDR_LEN);
 	h->version = ESA_VERSION;
 	h->type = ESA_T_RESULT;
@@ -881,9 +1132,7 @@ static void answer_fetch(struct esa_worker *w, const struct esa_hdr *f,
 	h->bitmap = htobe64(w->full);
 	h->seq = htonl(seq);
 	h->count = htons(w->nvals);
-	memcpy(w->fbuf + ESA_HDR_LEN, w->rc_vals + (size_t)i * w->nvals, w->nvals * 4);
-	if (sendto(w->fd, w->fbuf, w->pktlen, 0, (const struct sockaddr *)src,
-		   sizeof(*src)) == (ssize_t)w->pktlen)
+	if (!esa_io_send_ps(w, h, w->pktlen, now))
 		w->st.fetch_answered++;
 }
 
@@ -895,60 +1144,66 @@ static struct esa_request *op_of_seq(struct esa_worker *w, uint32_t seq)
 	return NULL;
 }
 
-void esa_rx_packet(struct esa_worker *w, const uint8_t *buf, size_t len,
-		   const struct sockaddr_in *src, uint64_t now)
+/* The entry and packet a result of seq belongs to; NULL if none in flight. */
+static struct esa_entry *entry_of_seq(struct esa_worker *w, uint32_t seq, int *k)
 {
-	const struct esa_hdr *h = (const struct esa_hdr *)buf;
-	struct esa_request *r;
+	struct esa_request *r = op_of_seq(w, seq);
 	struct esa_entry *e;
-	uint32_t seq, off, p;
+	uint32_t off, p;
 	uint64_t pos;
+
+	if (!r)
+		return NULL;
+	off = seq - r->base;
+	p = off < r->npos ? off : r->nchk + r->nscale + (off - r->npos) / 2;
+	pos = r->pos0 + p;
+	if (pos >= w->next_pos)
+		return NULL;	/* never sent: not a result of ours */
+	e = &w->ent[pos % w->nent];
+	if (e->pos != pos || e->op != r)
+		return NULL;
+	for (*k = 0; *k < e->npkt; (*k)++)
+		if (e->p[*k].seq == seq && e->p[*k].state >= PK_SENT)
+			break;
+	return e;
+}
+
+bool esa_rx_packet(struct esa_worker *w, uint8_t *pkt, size_t len,
+		   const struct sockaddr_in *src, uint64_t now, uint64_t buf)
+{
+	const struct esa_hdr *h = (const struct esa_hdr *)pkt;
+	struct esa_entry *e;
 	bool from_ps;
 	int k;
 
 	w->st.rx_packets++;
 	if (len == ESA_HDR_LEN && h->type == ESA_T_FETCH) {
-		answer_fetch(w, h, src);
-		return;
+		answer_fetch(w, h, src, now);
+		return false;
 	}
 	if (len != w->pktlen || h->version != ESA_VERSION || h->type != ESA_T_RESULT ||
 	    ntohs(h->job) != w->cfg.job || ntohs(h->count) != w->nvals ||
 	    be64toh(h->bitmap) != w->full || (h->flags & ~ESA_F_MASK)) {
 		w->st.rx_invalid++;
-		return;
+		return false;
 	}
-	from_ps = src && src->sin_addr.s_addr != w->cfg.sw.sin_addr.s_addr;
-	if (from_ps && w->cfg.have_ps &&
-	    (src->sin_addr.s_addr != w->cfg.ps.sin_addr.s_addr ||
-	     src->sin_port != w->cfg.ps.sin_port)) {
-		w->st.rx_invalid++;
-		return;
+	/* Results come from the switch or from the PS: address and port. */
+	from_ps = src && same_sin(src, &w->cfg.ps);
+	if (!src || (!from_ps && !same_sin(src, &w->cfg.sw))) {
+		w->st.rx_untrusted++;
+		return false;
 	}
-	seq = ntohl(h->seq);
-	r = op_of_seq(w, seq);
-	if (!r) {
+	*(from_ps ? &w->last_ps_ns : &w->last_sw_ns) = now;
+	e = entry_of_seq(w, ntohl(h->seq), &k);
+	if (!e) {
 		w->st.rx_stale++;
-		return;
+		return false;
 	}
-	off = seq - r->base;
-	p = off < r->npos ? off : r->nscale + (off - r->npos) / 2;
-	pos = r->pos0 + p;
-	if (pos >= w->next_pos) {
-		w->st.rx_stale++;	/* never sent: not a result of ours */
-		return;
-	}
-	e = &w->ent[pos % w->nent];
-	if (e->pos != pos || e->op != r) {
-		w->st.rx_stale++;
-		return;
-	}
-	for (k = 0; k < e->npkt; k++)
-		if (e->p[k].seq == seq && e->p[k].state >= PK_SENT)
-			break;
 	if (k == e->npkt || e->p[k].state == PK_DONE) {
 		w->st.rx_duplicates++;
-		return;
+		return false;
 	}
+	heap_del(w, &e->p[k]);
 	e->p[k].state = PK_DONE;
 	w->st.rx_results++;
 	w->st.rx_from_ps += from_ps;
@@ -959,151 +1214,117 @@ void esa_rx_packet(struct esa_worker *w, const uint8_t *buf, size_t len,
 	if (e->p[k].kind == CK_SCALE)
 		w->st.scale_chunks++;
 	w->last_rx_ns = now;
-	keep_result(w, seq, h->flags, (const int32_t *)(buf + ESA_HDR_LEN));
+	w->probed = false;
+	keep_result(w, e->p[k].seq, h->flags, pkt, buf);
 	chunk_result(w, e, k, h->flags & ESA_F_OVERFLOW,
-		     (const int32_t *)(buf + ESA_HDR_LEN));
+		     (const int32_t *)(pkt + ESA_HDR_LEN));
+	return true;
 }
 
 /* ------------------------------------------------------------------ */
 /* Sending and receiving                                               */
 /* ------------------------------------------------------------------ */
 
-static bool send_error_transient(int e)
-{
-	return e == ENETUNREACH || e == EHOSTUNREACH || e == EHOSTDOWN ||
-	       e == ECONNREFUSED || e == EPERM || e == ENETDOWN;
-}
-
-/* Send batch[0..n); mark what went.  Returns what went, or -errno (fatal). */
-static int flush(struct esa_worker *w, int n, uint64_t now)
+/* p[0..n) went out now: their deadlines, into the heap. */
+static void mark_sent(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t now)
 {
 	uint64_t cap = (uint64_t)w->cfg.timeout_max_ms * NSEC_PER_MSEC;
-	int sent = 0;
 
 	/*
 	 * Back off fully only when nothing comes back (a switch or PS down):
 	 * while results arrive, a late chunk is a loss or a slow peer, and a
 	 * long timeout would only stall the window.
 	 */
-	if (now - w->last_rx_ns < cap && 4ULL * w->rto_ms * NSEC_PER_MSEC < cap)
-		cap = 4ULL * w->rto_ms * NSEC_PER_MSEC;
+	if (now - w->last_rx_ns < cap && 4000ULL * w->rto_us < cap)
+		cap = 4000ULL * w->rto_us;
+	for (int i = 0; i < n; i++) {
+		uint64_t rto = (uint64_t)p[i]->rto_us * 1000;
 
-	while (sent < n) {
-		int m = sendmmsg(w->fd, w->smsg + sent, n - sent, 0);
-
-		if (m < 0) {
-			int e = errno;
-
-			if (e == EINTR)
-				continue;
-			if (e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS) {
-				w->st.send_again++;
-				w->send_blocked = true;
-				break;
-			}
-			if (!send_error_transient(e))
-				return -e;
-			m = 1;	/* count it as sent and lost; the timer resends */
+		w->st.tx_packets++;
+		if (p[i]->state == PK_SENT) {
+			w->st.tx_resends++;
+			rto *= 2;
+			if (rto > cap)
+				rto = cap;
+			p[i]->rto_us = rto / 1000;
+		} else {
+			p[i]->first_ns = now;
+			p[i]->state = PK_SENT;
 		}
-		for (int i = sent; i < sent + m; i++) {
-			struct esa_pkt *p = w->spkt[i];
-			uint64_t rto = (uint64_t)p->rto_ms * NSEC_PER_MSEC;
-
-			w->st.tx_packets++;
-			if (p->state == PK_SENT) {
-				w->st.tx_resends++;
-				rto *= 2;
-				if (rto > cap)
-					rto = cap;
-				p->rto_ms = rto / NSEC_PER_MSEC;
-			} else {
-				p->first_ns = now;
-				p->state = PK_SENT;
-			}
-			p->tries++;
-			/* a quarter of jitter, so that ranks do not resend in step */
-			p->due_ns = now + rto + rnd(w) % (rto / 4 + 1);
-			if (p->due_ns < w->next_due)
-				w->next_due = p->due_ns;
-		}
-		sent += m;
+		p[i]->tries++;
+		/* a quarter of jitter, so that ranks do not resend in step */
+		p[i]->due_ns = now + rto + rnd(w) % (rto / 4 + 1);
+		heap_push(w, p[i]);
 	}
-	return sent;
 }
 
-static void batch_add(struct esa_worker *w, int i, struct esa_pkt *p)
+/*
+ * The next batch: late packets first (they hold the window back), then new
+ * ones in order.  A late packet whose buffer is still posted (AF_XDP) waits
+ * a little.  Returns the batch's size; *nlate: how many are resends.
+ */
+static int next_batch(struct esa_worker *w, uint64_t now, int *nlate)
 {
-	w->siov[i].iov_base = p->buf;
-	w->siov[i].iov_len = w->pktlen;
-	w->spkt[i] = p;
+	int n = 0;
+
+	while (n < ESA_BATCH && w->nheap && w->heap[0]->due_ns <= now) {
+		struct esa_pkt *p = w->heap[0];
+
+		w->looked++;
+		if (esa_io_busy(w, p)) {
+			p->due_ns = now + 20000;
+			heap_down(w, 0);
+			continue;
+		}
+		heap_del(w, p);
+		p->buf[2] = ESA_F_RESEND;	/* same bytes, flagged */
+		w->spkt[n++] = p;
+	}
+	*nlate = n;
+	while (n < ESA_BATCH && w->rd_head != w->rd_tail) {
+		struct esa_pkt *p = w->ready[w->rd_head++ % w->npkts];
+
+		w->looked++;
+		p->resv = 0;
+		if (p->state == PK_READY)
+			w->spkt[n++] = p;
+	}
+	return n;
 }
 
-/* Send new packets and resend late ones; w->next_due: the next deadline. */
+/* What could not go: late ones stay due, new ones go back to the front. */
+static void unsend(struct esa_worker *w, int from, int n, int nlate, uint64_t now)
+{
+	for (int i = n - 1; i >= from; i--) {
+		struct esa_pkt *p = w->spkt[i];
+
+		if (i < nlate) {
+			p->due_ns = now;
+			heap_push(w, p);
+		} else {
+			p->resv = 1;
+			w->ready[--w->rd_head % w->npkts] = p;
+		}
+	}
+}
+
+/* Send what is new and what is late, until done or the socket is full. */
 static int send_pass(struct esa_worker *w, uint64_t now)
 {
-	int n = 0, rc;
-
 	w->send_blocked = false;
-	w->next_due = UINT64_MAX;
-	for (uint64_t pos = w->low_pos; pos < w->next_pos; pos++) {
-		struct esa_entry *e = &w->ent[pos % w->nent];
-
-		if (e->state != EN_RUN)
-			continue;
-		for (int k = 0; k < e->npkt; k++) {
-			struct esa_pkt *p = &e->p[k];
-
-			if (p->state == PK_SENT && p->due_ns > now) {
-				if (p->due_ns < w->next_due)
-					w->next_due = p->due_ns;
-				continue;
-			}
-			if (p->state != PK_READY && p->state != PK_SENT)
-				continue;
-			if (p->state == PK_SENT)
-				p->buf[2] = ESA_F_RESEND;	/* same bytes, flagged */
-			batch_add(w, n++, p);
-			if (n == ESA_BATCH) {
-				rc = flush(w, n, now);
-				if (rc < 0)
-					return rc;
-				n = 0;
-				if (w->send_blocked)
-					return 0;
-			}
-		}
-	}
-	if (n) {
-		rc = flush(w, n, now);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
-
-static int recv_all(struct esa_worker *w, uint64_t now)
-{
-	int got = 0;
-
 	for (;;) {
-		int m;
+		int nlate, n = next_batch(w, now, &nlate), sent;
 
-		for (int i = 0; i < ESA_BATCH; i++)
-			w->rmsg[i].msg_hdr.msg_namelen = sizeof(w->rsrc[i]);
-		m = recvmmsg(w->fd, w->rmsg, ESA_BATCH, MSG_DONTWAIT, NULL);
-		if (m < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return got;
-			return -errno;
-		}
-		for (int i = 0; i < m; i++)
-			esa_rx_packet(w, w->riov[i].iov_base, w->rmsg[i].msg_len, &w->rsrc[i],
-				      now);
-		got += m;
-		if (m < ESA_BATCH)
-			return got;
+		if (!n)
+			return 0;
+		sent = esa_io_send(w, w->spkt, n, now);
+		if (sent < 0)
+			return sent;
+		mark_sent(w, w->spkt, sent, now);
+		if (sent < n)
+			unsend(w, sent, n, nlate, now);
+		if (w->send_blocked || n < ESA_BATCH)
+			return 0;
 	}
 }
 
@@ -1119,10 +1340,125 @@ static void fail_all(struct esa_worker *w, int err)
 		w->broken = err;
 }
 
+static const char *sin_str(const struct sockaddr_in *a, char *buf, size_t len)
+{
+	char ip[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+	snprintf(buf, len, "%s:%u", ip, ntohs(a->sin_port));
+	return buf;
+}
+
+/* "0,2,5": the ranks of a set, the first 8 of them. */
+static const char *ranks_str(uint64_t set, char *buf, size_t len)
+{
+	int o = 0, n = 0;
+
+	buf[0] = 0;
+	for (int r = 0; r < 64 && o < (int)len; r++) {
+		if (!(set & (1ULL << r)))
+			continue;
+		if (n++ == 8) {
+			snprintf(buf + o, len - o, ",...");
+			break;
+		}
+		o += snprintf(buf + o, len - o, "%s%d", n > 1 ? "," : "", r);
+	}
+	return buf;
+}
+
+static int fmt_icmp(char *buf, size_t len, const char *who, const struct sockaddr_in *a,
+		    const struct esa_icmp *x)
+{
+	char addr[32], from[INET_ADDRSTRLEN];
+
+	sin_str(a, addr, sizeof(addr));
+	inet_ntop(AF_INET, &x->from, from, sizeof(from));
+	return snprintf(buf, len, "the %s %s is unreachable: %s (%s%s, %u time%s)", who, addr,
+			strerror(x->err), x->origin == SO_EE_ORIGIN_ICMP ? "ICMP from " : "",
+			x->origin == SO_EE_ORIGIN_ICMP ? from : "local error", x->count,
+			x->count > 1 ? "s" : "");
+}
+
+/* The oldest packet still waiting for its result, NULL if none was sent. */
+static const struct esa_pkt *oldest_waiting(const struct esa_worker *w)
+{
+	for (uint64_t pos = w->low_pos; pos < w->next_pos; pos++) {
+		const struct esa_entry *e = &w->ent[pos % w->nent];
+
+		for (int k = 0; e->state == EN_RUN && k < e->npkt; k++)
+			if (e->p[k].state == PK_SENT)
+				return &e->p[k];
+	}
+	return NULL;
+}
+
+/*
+ * Giving up: say who is silent.  ICMP errors name an unreachable switch or
+ * PS; the PS's latest FETCH names the ranks a chunk waits for (it holds the
+ * others' pieces); else which of the switch and the PS sent nothing since
+ * the oldest chunk waiting went out.
+ */
+static void diagnose(struct esa_worker *w, uint64_t now)
+{
+	const struct esa_pkt *p = oldest_waiting(w);
+	char sw[32], ps[32], held[48], lack[48];
+	size_t len = sizeof(w->err);
+	struct esa_entry *e;
+	int o, k;
+
+	sin_str(&w->cfg.sw, sw, sizeof(sw));
+	sin_str(&w->cfg.ps, ps, sizeof(ps));
+	o = snprintf(w->err, len, "no result for %d ms (job %d rank %d): ", w->cfg.give_up_ms,
+		     w->cfg.job, w->cfg.rank);
+	e = w->ps_ns ? entry_of_seq(w, w->ps_seq, &k) : NULL;
+	if (w->icmp_sw.count && w->icmp_sw.ns >= w->last_sw_ns)
+		fmt_icmp(w->err + o, len - o, "switch", &w->cfg.sw, &w->icmp_sw);
+	else if (e && k < e->npkt && e->p[k].state == PK_SENT && (w->full & ~w->ps_held))
+		snprintf(w->err + o, len - o, "the PS %s holds chunk %u of rank(s) %s and lacks "
+			 "rank(s) %s", ps, w->ps_seq, ranks_str(w->ps_held, held, sizeof(held)),
+			 ranks_str(w->full & ~w->ps_held, lack, sizeof(lack)));
+	else if (w->icmp_ps.count && w->icmp_ps.ns >= w->last_ps_ns)
+		fmt_icmp(w->err + o, len - o, "PS", &w->cfg.ps, &w->icmp_ps);
+	else if (!p)
+		snprintf(w->err + o, len - o, "nothing could be sent (the socket stays full)");
+	else if (w->last_sw_ns > p->first_ns)
+		snprintf(w->err + o, len - o, "the switch %s answered until %llu ms ago but not "
+			 "chunk %u; the PS %s sent nothing about it", sw,
+			 (unsigned long long)((now - w->last_sw_ns) / NSEC_PER_MSEC), p->seq, ps);
+	else
+		snprintf(w->err + o, len - o, "nothing from the switch %s since chunk %u went "
+			 "out %llu ms ago, nor from the PS %s; no ICMP error", sw, p->seq,
+			 (unsigned long long)((now - p->first_ns) / NSEC_PER_MSEC), ps);
+}
+
+/*
+ * Silence (no result): half-way to giving up, an empty datagram to the PS,
+ * whose ICMP error would say that it is gone (a PS ignores it); at
+ * give_up_ms, fail, naming the silent peer.
+ */
+static int silence(struct esa_worker *w, uint64_t now)
+{
+	uint64_t quiet = now - w->last_rx_ns, limit = (uint64_t)w->cfg.give_up_ms * NSEC_PER_MSEC;
+
+	if (!w->probed && quiet > limit / 2) {
+		w->probed = true;
+		w->st.ps_probes++;
+		esa_io_send_ps(w, "", 0, now);
+	}
+	if (quiet <= limit)
+		return 0;
+	esa_read_errq(w, w->udp.fd, now);
+	if (w->udp.sfd >= 0)
+		esa_read_errq(w, w->udp.sfd, now);
+	diagnose(w, now);
+	fail_all(w, -ETIMEDOUT);
+	return -ETIMEDOUT;
+}
+
 int esa_pump(struct esa_worker *w, int wait_ms)
 {
-	uint64_t now = esa_now_mono_ns(), next_due = UINT64_MAX, deadline;
-	struct pollfd pfd = { .fd = w->fd, .events = POLLIN };
+	uint64_t now = esa_now_mono_ns(), until;
 	int rc, got;
 
 	if (w->broken) {
@@ -1130,13 +1466,10 @@ int esa_pump(struct esa_worker *w, int wait_ms)
 		return w->broken;
 	}
 	admit(w);
-	if (w->nwait)
-		build_waiting(w);
 	rc = send_pass(w, now);
 	if (rc < 0)
 		goto fatal;
-	next_due = w->next_due;
-	got = recv_all(w, now);
+	got = esa_io_recv(w, now);
 	if (got < 0) {
 		rc = got;
 		goto fatal;
@@ -1145,37 +1478,20 @@ int esa_pump(struct esa_worker *w, int wait_ms)
 		return got;
 	if (!busy(w))
 		return 0;
-	/* Silence: give up at last. */
-	if (w->cfg.give_up_ms &&
-	    now - w->last_rx_ns > (uint64_t)w->cfg.give_up_ms * NSEC_PER_MSEC) {
-		wfail(w, -ETIMEDOUT, "no result for %d ms (job %d rank %d)",
-		      w->cfg.give_up_ms, w->cfg.job, w->cfg.rank);
-		fail_all(w, -ETIMEDOUT);
-		return -ETIMEDOUT;
-	}
-	if (!wait_ms)
+	rc = silence(w, now);
+	if (rc || !wait_ms)
+		return rc;
+	/* sleep until input, the next deadline, giving up, or wait_ms */
+	until = w->last_rx_ns + (uint64_t)w->cfg.give_up_ms * NSEC_PER_MSEC + 1;
+	if (w->nheap && w->heap[0]->due_ns < until)
+		until = w->heap[0]->due_ns;
+	if (wait_ms > 0 && now + (uint64_t)wait_ms * NSEC_PER_MSEC < until)
+		until = now + (uint64_t)wait_ms * NSEC_PER_MSEC;
+	if (until <= now || (w->rd_head != w->rd_tail && !w->send_blocked))
 		return 0;
-	if (w->cfg.give_up_ms) {
-		deadline = w->last_rx_ns + (uint64_t)w->cfg.give_up_ms * NSEC_PER_MSEC + 1;
-		if (deadline < next_due)
-			next_due = deadline;
-	}
-	if (next_due == UINT64_MAX) {
-		/* nothing to time: wait as asked */
-	} else if (next_due > now) {
-		uint64_t ms = (next_due - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC;
-
-		if (wait_ms < 0 || ms < (uint64_t)wait_ms)
-			wait_ms = ms;
-	} else {
-		wait_ms = 0;
-	}
-	if (w->send_blocked)
-		pfd.events |= POLLOUT;
-	if (wait_ms && poll(&pfd, 1, wait_ms) < 0 && errno != EINTR) {
-		rc = -errno;
+	rc = esa_io_wait(w, until);
+	if (rc < 0)
 		goto fatal;
-	}
 	return 0;
 fatal:
 	wfail(w, rc, "socket: %s", strerror(-rc));
@@ -1214,7 +1530,6 @@ int esa_serve(esa_worker *w, int timeout_ms, int quiet_ms)
 		return -EINVAL;
 	end = start + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * NSEC_PER_MSEC;
 	while ((now = esa_now_mono_ns()) < end) {
-		struct pollfd pfd = { .fd = w->fd, .events = POLLIN };
 		uint64_t stop = end;
 		int rc;
 
@@ -1222,9 +1537,9 @@ int esa_serve(esa_worker *w, int timeout_ms, int quiet_ms)
 			stop = last + (uint64_t)quiet_ms * NSEC_PER_MSEC;
 		if (now >= stop)
 			break;
-		rc = poll(&pfd, 1, (int)((stop - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC));
-		if (rc < 0 && errno != EINTR)
-			return -errno;
+		rc = esa_io_wait(w, stop);
+		if (rc < 0)
+			return rc;
 		before = w->st.rx_packets;
 		rc = esa_pump(w, 0);
 		if (rc < 0)
@@ -1303,10 +1618,18 @@ int esa_allreduce_f32(esa_worker *w, const float *in, float *out, size_t n)
 /* Statistics                                                          */
 /* ------------------------------------------------------------------ */
 
+/* Counters read from the transport when asked. */
+static void io_stats(const struct esa_worker *w)
+{
+	if (w->xsk)
+		((struct esa_worker *)w)->st.xdp_drops = esa_xsk_rx_bad(w->xsk);
+}
+
 int esa_worker_stats(const esa_worker *w, struct esa_stats *s, size_t size)
 {
 	if (!w || !s)
 		return -EINVAL;
+	io_stats(w);
 	memcpy(s, &w->st, size < sizeof(w->st) ? size : sizeof(w->st));
 	return 0;
 }
@@ -1320,12 +1643,15 @@ static const struct {
 	SF(rx_packets), SF(rx_results), SF(rx_from_ps), SF(rx_duplicates), SF(rx_stale),
 	SF(rx_invalid), SF(overflows), SF(redos), SF(scale_chunks), SF(fetch_rx),
 	SF(fetch_answered), SF(send_again), SF(rtt_us_sum), SF(rtt_samples),
+	SF(rx_untrusted), SF(fetch_refused), SF(icmp_errors), SF(ps_probes), SF(rcvbuf),
+	SF(io_xdp), SF(xdp_zerocopy), SF(xdp_drops),
 };
 
 int64_t esa_worker_stat(const esa_worker *w, const char *name)
 {
 	if (!w || !name)
 		return -1;
+	io_stats(w);
 	for (size_t i = 0; i < sizeof(stat_fields) / sizeof(stat_fields[0]); i++)
 		if (!strcmp(name, stat_fields[i].name))
 			return *(const uint64_t *)((const char *)&w->st + stat_fields[i].off);

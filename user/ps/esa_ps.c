@@ -2,13 +2,15 @@
 /*
  * esa-ps - the parameter server of ESA jobs: one daemon for many jobs.
  *
- *   esa-ps [ OPTIONS ] [ job ID ps IP:PORT workers IP[:PORT]... ]...
+ *   esa-ps [ OPTIONS ] [ job ID ps IP:PORT workers IP:PORT... ]...
  *
  * Jobs are given with the words of `esactl job add` (max-prio, lease and
  * region are accepted and ignored: they are the switch's), on the command
  * line or in a file (-c).  The PS binds every distinct PS address of its
  * jobs, finishes what the switch hands it (docs/protocol.md, "The PS") and
- * counts everything it drops.  SIGUSR1 prints the counters; SIGINT/SIGTERM
+ * counts everything it drops.  It takes the switch's packets only from the
+ * switch's address and port, and a worker's RESULT only when it answers a
+ * FETCH sent to that worker, from its registered address and port.  SIGUSR1 prints the counters; SIGINT/SIGTERM
  * print them and exit.  docs/ps.md.
  */
 #include <errno.h>
@@ -25,10 +27,11 @@
 #include <sys/socket.h>
 
 #include "ps.h"
+#include "xsk.h"
 
 #define BATCH		64
 #define MAX_SOCKS	64
-#define BUFSZ		2048
+#define BUFSZ		(ESA_HDR_LEN + 4 * ESA_MAX_VALUES + 64)	/* longer: not ours */
 
 struct sock {
 	int	fd;
@@ -70,16 +73,23 @@ static int die(const char *fmt, ...)
 static void usage(int rc)
 {
 	fprintf(rc ? stderr : stdout,
-		"usage: esa-ps [ OPTIONS ] [ job ID ps IP:PORT workers IP[:PORT]... ]...\n"
+		"usage: esa-ps [ OPTIONS ] [ job ID ps IP:PORT workers IP:PORT... ]...\n"
 		"  -c, --config FILE      jobs and options from FILE (the same words,\n"
 		"                         options without their dashes: \"switch IP\")\n"
-		"  -s, --switch IP[:PORT] the switch's service address (port 7680): results\n"
-		"                         come from it, policy atp's ACKs go to it\n"
+		"  -s, --switch IP[:PORT] the switch's service address (port 7680), required:\n"
+		"                         its packets are taken from it alone, policy atp's\n"
+		"                         ACKs go to it; repeat it for two levels (every\n"
+		"                         leaf and the spine; ACKs go to the one holding)\n"
 		"  -v, --values N         values per packet: the switch's (256)\n"
 		"      --cache N          results kept per job (4096)\n"
-		"      --pending N        unfinished chunks kept per job (1024)\n"
-		"      --any-source       take packets from any address (default: only\n"
-		"                         the jobs' workers and the switch)\n"
+		"      --pending N        unfinished chunks kept per job (1024): at least\n"
+		"                         twice the largest window\n"
+		"  -w, --window N         the largest window of the jobs' workers (default\n"
+		"                         512, libesa's largest)\n"
+		"      --io udp|xdp|auto  the transport (udp): xdp is AF_XDP (CAP_NET_ADMIN,\n"
+		"                         CAP_BPF), auto is xdp if it can open, else udp\n"
+		"      --ifname DEV       AF_XDP's interface (the route to the workers)\n"
+		"      --queue N          AF_XDP's queue of it (0)\n"
 		"  -i, --stats-interval S print the counters every S seconds\n"
 		"  -j, --json             counters as JSON\n"
 		"  -q, --quiet            no startup line\n"
@@ -120,6 +130,9 @@ static void flush_sock(struct ps *ps, struct sock *s)
 }
 
 static struct ps *the_ps;
+static struct esa_xsk *xs;	/* AF_XDP, or NULL (below) */
+static bool xs_tx(const struct sockaddr_in *from, const struct sockaddr_in *to,
+		  const void *buf, size_t len);
 
 static void tx(void *ctx, const struct sockaddr_in *from, const struct sockaddr_in *to,
 	       const void *buf, size_t len)
@@ -134,6 +147,8 @@ static void tx(void *ctx, const struct sockaddr_in *from, const struct sockaddr_
 		}
 	}
 	if (!s || len > BUFSZ)
+		return;
+	if (xs && xs_tx(from, to, buf, len))
 		return;
 	if (s->n == BATCH)
 		flush_sock(the_ps, s);
@@ -214,11 +229,37 @@ static void read_config(const char *path, struct words *ws)
 	fclose(f);
 }
 
+enum { IO_UDP, IO_XDP, IO_AUTO };
+
 struct opts {
 	struct ps_opts ps;
 	int	interval;
 	bool	json, quiet;
+	int	io;		/* IO_*: the transport */
+	int	queue;		/* AF_XDP: the interface's queue */
+	char	ifname[16];	/* AF_XDP: "" = the route to the first job's worker */
 };
+
+static void set_io(struct opts *o, const char *s)
+{
+	static const char *const names[] = { "udp", "xdp", "auto" };
+
+	for (int i = 0; s && i < 3; i++) {
+		if (!strcmp(s, names[i])) {
+			o->io = i;
+			return;
+		}
+	}
+	die("io \"%s\": not udp, xdp or auto", s ? s : "");
+}
+
+static void set_ifname(struct opts *o, const char *s)
+{
+	if (!s || !*s || strlen(s) >= sizeof(o->ifname) || strpbrk(s, "/: \t"))
+		die("ifname \"%s\": not an interface name (1..%d characters, no '/', ':' or "
+		    "blanks)", s ? s : "", (int)sizeof(o->ifname) - 1);
+	strcpy(o->ifname, s);
+}
 
 static int to_int(const char *what, const char *s, long lo, long hi)
 {
@@ -232,23 +273,28 @@ static int to_int(const char *what, const char *s, long lo, long hi)
 	return v;
 }
 
+/* A switch whose packets we take (repeatable: two levels' leaves and spine). */
 static void set_switch(struct opts *o, const char *s)
 {
+	struct sockaddr_in *sw;
 	char buf[64], *colon;
 
 	if (!s || strlen(s) >= sizeof(buf))
 		die("switch needs IP[:PORT]");
 	strcpy(buf, s);
 	colon = strchr(buf, ':');
-	memset(&o->ps.sw, 0, sizeof(o->ps.sw));
-	o->ps.sw.sin_family = AF_INET;
-	o->ps.sw.sin_port = htons(colon ? to_int("switch port", colon + 1, 1, 65535) :
-					 ESA_DEFAULT_PORT);
+	if (o->ps.nsw == PS_MAX_SWITCHES)
+		die("switch %s: at most %d switches", s, PS_MAX_SWITCHES);
+	sw = &o->ps.sw[o->ps.nsw];
+	memset(sw, 0, sizeof(*sw));
+	sw->sin_family = AF_INET;
+	sw->sin_port = htons(colon ? to_int("switch port", colon + 1, 1, 65535) :
+				     ESA_DEFAULT_PORT);
 	if (colon)
 		*colon = 0;
-	if (inet_pton(AF_INET, buf, &o->ps.sw.sin_addr) != 1)
+	if (inet_pton(AF_INET, buf, &sw->sin_addr) != 1)
 		die("switch \"%s\" is not IP[:PORT]", s);
-	o->ps.have_sw = true;
+	o->ps.nsw++;
 }
 
 /* An option word of the config file (without dashes). */
@@ -264,14 +310,191 @@ static int file_option(struct opts *o, char **w, int n)
 		o->ps.cache = to_int("cache", v, 1, 1 << 24);
 	else if (!strcmp(k, "pending"))
 		o->ps.pending = to_int("pending", v, 1, 1 << 24);
-	else if (!strcmp(k, "any-source"))
-		return (o->ps.any_source = true), 1;
+	else if (!strcmp(k, "window"))
+		o->ps.window = to_int("window", v, 1, 1 << 24);
+	else if (!strcmp(k, "io"))
+		set_io(o, v);
+	else if (!strcmp(k, "ifname"))
+		set_ifname(o, v);
+	else if (!strcmp(k, "queue"))
+		o->queue = to_int("queue", v, 0, 1023);
 	else
 		die("unknown word \"%s\" (jobs start with \"job\")", k);
 	return 2;
 }
 
-int main(int argc, char **argv)
+/* ------------------------------------------------------------------ */
+/* AF_XDP (--io xdp|auto): libesa's xsk.c                              */
+/* ------------------------------------------------------------------ */
+
+#define XS_TX	1024	/* send frames, used in turn */
+
+static uint32_t xs_next, xs_pend[BATCH];
+static int xs_npend;
+
+/* Post what was built; wait for room when the ring is full. */
+static void xs_flush(struct ps *ps)
+{
+	int done = 0;
+
+	while (done < xs_npend) {
+		int k = esa_xsk_send(xs, xs_pend + done, xs_npend - done);
+
+		if (k < 0) {
+			ps_note(ps, PS_C_TX_ERROR);	/* counted, the rest dropped */
+			break;
+		}
+		if (!k) {
+			struct pollfd p = { .fd = esa_xsk_fd(xs), .events = POLLOUT };
+
+			poll(&p, 1, 10);
+		}
+		done += k;
+	}
+	xs_npend = 0;
+}
+
+/* Build the packet in a send frame; false: send it by UDP (no next hop). */
+static bool xs_tx(const struct sockaddr_in *from, const struct sockaddr_in *to,
+		  const void *buf, size_t len)
+{
+	uint32_t f = xs_next++ % XS_TX;
+	char err[160];
+
+	if (xs_npend == BATCH)
+		xs_flush(the_ps);
+	esa_xsk_tx_claim(xs, f);
+	if (esa_xsk_tx_prep(xs, f, from, to, len, err, sizeof(err)))
+		return false;
+	memcpy(esa_xsk_tx_payload(xs, f), buf, len);
+	xs_pend[xs_npend++] = f;
+	return true;
+}
+
+/* io xdp or auto: the AF_XDP socket for every PS address, or why not. */
+static void xs_open(const struct opts *o, char *why, size_t len)
+{
+	struct sockaddr_in local[MAX_SOCKS];
+	struct esa_xsk_cfg c = {
+		.ifname = o->ifname, .route_to = o->ps.sw[0].sin_addr, .queue = o->queue,
+		.local = local, .nlocal = nsocks, .tx_frames = XS_TX, .rx_hold = 0,
+		.pkt_max = ESA_HDR_LEN + 4 * o->ps.nvals,
+	};
+	int rc;
+
+	for (int k = 0; k < nsocks; k++)
+		local[k] = socks[k].addr;
+	rc = esa_xsk_open(&xs, &c, why, len);
+	if (rc && o->io == IO_XDP)
+		die("io xdp: %s", why);
+	if (!rc)
+		snprintf(why, len, "%s", esa_xsk_desc(xs));
+}
+
+/* What AF_XDP received: to the PS, frames back at once. */
+static void xs_rx(struct ps *ps)
+{
+	struct esa_xsk_rx rx[BATCH];
+	int n;
+
+	do {
+		uint64_t t = now_ns();
+
+		n = esa_xsk_recv(xs, rx, BATCH);
+		for (int i = 0; i < n; i++) {
+			ps_rx(ps, rx[i].pkt, rx[i].len, &rx[i].src, t);
+			esa_xsk_release(xs, rx[i].buf);
+		}
+		esa_xsk_flush(xs);
+		xs_flush(ps);
+		for (int s = 0; s < nsocks; s++)
+			if (socks[s].n)
+				flush_sock(ps, &socks[s]);
+	} while (n == BATCH);
+}
+
+/* ------------------------------------------------------------------ */
+/* Serving                                                             */
+/* ------------------------------------------------------------------ */
+
+static struct mmsghdr rmsg[BATCH];
+static struct iovec riov[BATCH];
+static struct sockaddr_in rsrc[BATCH];
+
+static void rx_init(void)
+{
+	uint8_t *rbuf = malloc(BATCH * BUFSZ);
+
+	if (!rbuf)
+		die("out of memory");
+	for (int i = 0; i < BATCH; i++) {
+		riov[i].iov_base = rbuf + i * BUFSZ;
+		riov[i].iov_len = BUFSZ;
+		rmsg[i].msg_hdr.msg_iov = &riov[i];
+		rmsg[i].msg_hdr.msg_iovlen = 1;
+		rmsg[i].msg_hdr.msg_name = &rsrc[i];
+	}
+}
+
+/* What socket k received (a batch at a time, 16 at most). */
+static void sock_rx(struct ps *ps, int k)
+{
+	for (int round = 0; round < 16; round++) {
+		uint64_t t = now_ns();
+		int m;
+
+		for (int i = 0; i < BATCH; i++)
+			rmsg[i].msg_hdr.msg_namelen = sizeof(rsrc[i]);
+		m = recvmmsg(socks[k].fd, rmsg, BATCH, MSG_DONTWAIT, NULL);
+		if (m <= 0)
+			break;
+		for (int i = 0; i < m; i++)
+			ps_rx(ps, riov[i].iov_base, rmsg[i].msg_len, &rsrc[i], t);
+		if (xs)
+			xs_flush(ps);
+		for (int s = 0; s < nsocks; s++)
+			if (socks[s].n)
+				flush_sock(ps, &socks[s]);
+		if (m < BATCH)
+			break;
+	}
+}
+
+static void serve(struct ps *ps, const struct opts *o)
+{
+	struct pollfd pfd[MAX_SOCKS + 1];
+	uint64_t next_stats = 0;
+	int n = nsocks;
+
+	for (int k = 0; k < nsocks; k++)
+		pfd[k] = (struct pollfd){ .fd = socks[k].fd, .events = POLLIN };
+	if (xs)
+		pfd[n++] = (struct pollfd){ .fd = esa_xsk_fd(xs), .events = POLLIN };
+	if (o->interval)
+		next_stats = now_ns() + o->interval * 1000000000ULL;
+	while (!want_exit) {
+		int rc = poll(pfd, n, 200);
+
+		if (rc < 0 && errno != EINTR)
+			die("poll: %s", strerror(errno));
+		for (int k = 0; rc > 0 && k < nsocks; k++)
+			if (pfd[k].revents & POLLIN)
+				sock_rx(ps, k);
+		if (rc > 0 && xs && (pfd[nsocks].revents & POLLIN))
+			xs_rx(ps);
+		if (want_stats) {
+			want_stats = 0;
+			ps_print_stats(ps, stdout, o->json);
+		}
+		if (o->interval && now_ns() >= next_stats) {
+			next_stats += o->interval * 1000000000ULL;
+			ps_print_stats(ps, stdout, o->json);
+		}
+	}
+}
+
+/* The options and jobs of the file and the command line. */
+static int parse_args(int argc, char **argv, struct opts *o, struct ps_job_cfg *jobs)
 {
 	static const struct option lo[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -279,44 +502,40 @@ int main(int argc, char **argv)
 		{ "values", required_argument, NULL, 'v' },
 		{ "cache", required_argument, NULL, 'C' },
 		{ "pending", required_argument, NULL, 'P' },
-		{ "any-source", no_argument, NULL, 'A' },
+		{ "window", required_argument, NULL, 'w' },
 		{ "stats-interval", required_argument, NULL, 'i' },
+		{ "io", required_argument, NULL, 'I' },
+		{ "ifname", required_argument, NULL, 'F' },
+		{ "queue", required_argument, NULL, 'Q' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	struct words file = { 0 }, cmd = { 0 };
-	struct ps_job_cfg jobs[256];
-	struct sigaction sa = { 0 };
-	uint64_t next_stats = 0;
 	int njobs = 0, opt;
-	struct opts o = { 0 };
 	char err[256];
-	uint8_t *rbuf;
-	struct mmsghdr rmsg[BATCH];
-	struct iovec riov[BATCH];
-	struct sockaddr_in rsrc[BATCH];
-	struct pollfd pfd[MAX_SOCKS];
-	struct ps *ps;
 
-	ps_opts_default(&o.ps);
-	while ((opt = getopt_long(argc, argv, "+c:s:v:i:jqh", lo, NULL)) != -1) {
+	ps_opts_default(&o->ps);
+	while ((opt = getopt_long(argc, argv, "+c:s:v:w:i:jqh", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'c': read_config(optarg, &file); break;
-		case 's': set_switch(&o, optarg); break;
-		case 'v': o.ps.nvals = to_int("values", optarg, ESA_VALUES_ALIGN, ESA_MAX_VALUES); break;
-		case 'C': o.ps.cache = to_int("cache", optarg, 1, 1 << 24); break;
-		case 'P': o.ps.pending = to_int("pending", optarg, 1, 1 << 24); break;
-		case 'A': o.ps.any_source = true; break;
-		case 'i': o.interval = to_int("stats-interval", optarg, 1, 86400); break;
-		case 'j': o.json = true; break;
-		case 'q': o.quiet = true; break;
+		case 's': set_switch(o, optarg); break;
+		case 'v': o->ps.nvals = to_int("values", optarg, ESA_VALUES_ALIGN, ESA_MAX_VALUES); break;
+		case 'C': o->ps.cache = to_int("cache", optarg, 1, 1 << 24); break;
+		case 'P': o->ps.pending = to_int("pending", optarg, 1, 1 << 24); break;
+		case 'w': o->ps.window = to_int("window", optarg, 1, 1 << 24); break;
+		case 'i': o->interval = to_int("stats-interval", optarg, 1, 86400); break;
+		case 'I': set_io(o, optarg); break;
+		case 'F': set_ifname(o, optarg); break;
+		case 'Q': o->queue = to_int("queue", optarg, 0, 1023); break;
+		case 'j': o->json = true; break;
+		case 'q': o->quiet = true; break;
 		case 'h': usage(0); break;
 		default: usage(2);
 		}
 	}
-	if (o.ps.nvals % ESA_VALUES_ALIGN)
+	if (o->ps.nvals % ESA_VALUES_ALIGN)
 		die("values must be a multiple of %d", ESA_VALUES_ALIGN);
 	for (int i = optind; i < argc; i++)
 		words_add(&cmd, argv[i]);
@@ -329,7 +548,7 @@ int main(int argc, char **argv)
 				if (ws == &cmd)
 					die("unknown argument \"%s\" (jobs start with \"job\")",
 					    ws->w[i]);
-				i += file_option(&o, ws->w + i, ws->n - i);
+				i += file_option(o, ws->w + i, ws->n - i);
 				continue;
 			}
 			if (njobs == 256)
@@ -343,8 +562,19 @@ int main(int argc, char **argv)
 	}
 	if (!njobs)
 		die("no jobs (try esa-ps --help)");
-	if (!o.ps.have_sw && !o.ps.any_source)
-		die("the switch's address is needed (--switch IP[:PORT]): results come from it");
+	if (ps_check_opts(&o->ps, err, sizeof(err)))
+		die("%s", err);
+	return njobs;
+}
+
+int main(int argc, char **argv)
+{
+	struct ps_job_cfg jobs[256];
+	struct sigaction sa = { 0 };
+	struct opts o = { 0 };
+	char err[256], io[200] = "udp";
+	struct ps *ps;
+	int njobs = parse_args(argc, argv, &o, jobs);
 
 	ps = ps_new(&o.ps, tx, NULL);
 	if (!ps)
@@ -366,71 +596,25 @@ int main(int argc, char **argv)
 		socks[nsocks].fd = open_sock(&jobs[i].ps);
 		nsocks++;
 	}
+	if (o.io != IO_UDP) {
+		char why[160];
 
+		xs_open(&o, why, sizeof(why));
+		snprintf(io, sizeof(io), xs ? "%s" : "udp (auto: AF_XDP cannot open: %s)", why);
+	}
 	sa.sa_handler = on_signal;
 	sigaction(SIGUSR1, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-
-	rbuf = malloc(BATCH * BUFSZ);
-	if (!rbuf)
-		die("out of memory");
-	for (int i = 0; i < BATCH; i++) {
-		riov[i].iov_base = rbuf + i * BUFSZ;
-		riov[i].iov_len = BUFSZ;
-		rmsg[i].msg_hdr.msg_iov = &riov[i];
-		rmsg[i].msg_hdr.msg_iovlen = 1;
-		rmsg[i].msg_hdr.msg_name = &rsrc[i];
-	}
-	for (int k = 0; k < nsocks; k++) {
-		pfd[k].fd = socks[k].fd;
-		pfd[k].events = POLLIN;
-	}
-	if (!o.quiet) {
+	rx_init();
+	if (!o.quiet)
 		fprintf(stderr, "%s: serving %d job%s on %d address%s, %d values, cache %u, "
-			"pending %u per job\n", prog, njobs, njobs > 1 ? "s" : "", nsocks,
-			nsocks > 1 ? "es" : "", o.ps.nvals, o.ps.cache, o.ps.pending);
-	}
-	if (o.interval)
-		next_stats = now_ns() + o.interval * 1000000000ULL;
-
-	while (!want_exit) {
-		int rc = poll(pfd, nsocks, 200);
-
-		if (rc < 0 && errno != EINTR)
-			die("poll: %s", strerror(errno));
-		for (int k = 0; rc > 0 && k < nsocks; k++) {
-			if (!(pfd[k].revents & POLLIN))
-				continue;
-			for (int round = 0; round < 16; round++) {
-				uint64_t t = now_ns();
-				int m;
-
-				for (int i = 0; i < BATCH; i++)
-					rmsg[i].msg_hdr.msg_namelen = sizeof(rsrc[i]);
-				m = recvmmsg(socks[k].fd, rmsg, BATCH, MSG_DONTWAIT, NULL);
-				if (m <= 0)
-					break;
-				for (int i = 0; i < m; i++)
-					ps_rx(ps, riov[i].iov_base, rmsg[i].msg_len, &rsrc[i], t);
-				for (int s = 0; s < nsocks; s++)
-					if (socks[s].n)
-						flush_sock(ps, &socks[s]);
-				if (m < BATCH)
-					break;
-			}
-		}
-		if (want_stats) {
-			want_stats = 0;
-			ps_print_stats(ps, stdout, o.json);
-		}
-		if (o.interval && now_ns() >= next_stats) {
-			next_stats += o.interval * 1000000000ULL;
-			ps_print_stats(ps, stdout, o.json);
-		}
-	}
+			"pending %u per job, io %s\n", prog, njobs, njobs > 1 ? "s" : "", nsocks,
+			nsocks > 1 ? "es" : "", o.ps.nvals, o.ps.cache, o.ps.pending, io);
+	serve(ps, &o);
 	ps_print_stats(ps, stdout, o.json);
+	esa_xsk_close(xs);
 	ps_free(ps);
 	return 0;
 }

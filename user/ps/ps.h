@@ -42,29 +42,41 @@ enum ps_counter {
 	PS_C_DROP_TYPE,		/* drops: a type the PS does not take */
 	PS_C_DROP_COUNT,	/* drops: count or length not the deployment's */
 	PS_C_DROP_HEADER,	/* drops: bad flags, rank, bitmap, reason */
-	PS_C_DROP_SOURCE,	/* drops: source neither a worker nor the switch */
+	PS_C_DROP_SOURCE,	/* drops: not from the switch (address and port), nor
+				 * a worker's answer from its registered address */
+	PS_C_DROP_UNASKED,	/* drops: a worker's RESULT answering no FETCH the PS
+				 * sent that rank for that chunk */
+	PS_C_RX_PROBE,		/* empty datagrams: a worker checking the PS runs */
 	PS_C_NO_SWITCH,		/* ACK needed but no --switch address */
-	PS_C_NO_PORT,		/* result for a rank whose port is unknown */
 	PS_C_TX_ERROR,		/* packets the socket refused */
 	__PS_C_MAX,
 };
 
 extern const char *const ps_counter_names[__PS_C_MAX];
 
+/* Switches a PS takes packets from (two levels: the leaves and the spine). */
+#define PS_MAX_SWITCHES	16
+
 struct ps_job_cfg {
 	uint16_t id;
 	int	nworkers;
 	struct sockaddr_in ps;				/* the job's PS address */
-	struct sockaddr_in rank[ESA_MAX_WORKERS];	/* port 0: learnt */
+	struct sockaddr_in rank[ESA_MAX_WORKERS];	/* address and port */
 };
 
 struct ps_opts {
 	int	nvals;		/* values per packet (the switch's) */
 	uint32_t cache;		/* results kept per job */
 	uint32_t pending;	/* unfinished chunks kept per job */
-	struct sockaddr_in sw;	/* the switch, for ACKs (policy atp) */
-	bool	have_sw;
-	bool	any_source;	/* accept packets from any source */
+	uint32_t window;	/* the largest window of the jobs' workers (0:
+				 * libesa's largest, ESA_TOMB_RING) */
+	/*
+	 * The switches (address and port): their packets come from them; an
+	 * ACK (policy atp) goes to the one that sent the held sum.  Two
+	 * levels: every leaf and the spine of the jobs' trees.
+	 */
+	struct sockaddr_in sw[PS_MAX_SWITCHES];
+	int	nsw;
 	uint32_t fetch_gap_ms;	/* at most one FETCH round per chunk this often */
 };
 
@@ -75,14 +87,21 @@ typedef void (*ps_tx_fn)(void *ctx, const struct sockaddr_in *from,
 struct ps;
 
 void ps_opts_default(struct ps_opts *o);
+/*
+ * 0, or -EINVAL with a reason: the switch's address is needed, and
+ * `pending` must hold the unfinished chunks of two windows (ranks run up to
+ * a window apart, so a job's unfinished chunks span up to two).
+ */
+int ps_check_opts(const struct ps_opts *o, char *err, size_t len);
 struct ps *ps_new(const struct ps_opts *o, ps_tx_fn tx, void *ctx);
 void ps_free(struct ps *ps);
 
 /*
- * Parse "job ID ps IP:PORT workers IP[:PORT]... [max-prio N] [lease MS]
+ * Parse "job ID ps IP:PORT workers IP:PORT... [max-prio N] [lease MS]
  * [region BASE SIZE]" (esactl's words; the switch-only ones are accepted and
- * ignored) from argv[0..argc).  Returns the number of words used, or -1 with
- * a reason in err.
+ * ignored) from argv[0..argc).  Every worker needs its port: the PS sends it
+ * results and FETCHes there, and takes answers only from there.  Returns the
+ * number of words used, or -1 with a reason in err.
  */
 int ps_parse_job(int argc, char **argv, struct ps_job_cfg *j, char *err, size_t len);
 int ps_add_job(struct ps *ps, const struct ps_job_cfg *j, char *err, size_t len);

@@ -57,8 +57,9 @@ const char *const ps_counter_names[__PS_C_MAX] = {
 	[PS_C_DROP_COUNT]	= "drop_count",
 	[PS_C_DROP_HEADER]	= "drop_header",
 	[PS_C_DROP_SOURCE]	= "drop_source",
+	[PS_C_DROP_UNASKED]	= "drop_unasked",
+	[PS_C_RX_PROBE]		= "rx_probe",
 	[PS_C_NO_SWITCH]	= "no_switch",
-	[PS_C_NO_PORT]		= "no_port",
 	[PS_C_TX_ERROR]		= "tx_error",
 };
 
@@ -74,7 +75,9 @@ struct ps_result {
 	uint8_t	used;
 	uint8_t	flags;		/* ESA_F_OVERFLOW */
 	uint8_t	held;		/* policy atp: acked once, re-ack on resend */
-	uint8_t	resv;
+	uint8_t	holder;		/* ... to the switch that holds it (o.sw[]) */
+	uint64_t asked;		/* ranks sent a FETCH for it: their late answers
+				 * are duplicates, anyone else's are unasked */
 };
 
 struct ps_pend {
@@ -85,6 +88,7 @@ struct ps_pend {
 	uint64_t single;	/* ranks kept on their own */
 	uint64_t resent;	/* ranks that resent the chunk */
 	uint64_t resent2;	/* ... twice or more */
+	uint64_t asked;		/* ranks sent a FETCH for it */
 	uint64_t fetch_ns;	/* last FETCH round */
 };
 
@@ -113,8 +117,6 @@ struct ps {
 	int	njobs;
 	int16_t	*by_id;		/* 65536: job index + 1, 0: none */
 	uint64_t nojob[__PS_C_MAX];
-	uint32_t *srcs;		/* addresses allowed to send (sorted) */
-	int	nsrcs;
 	uint8_t	*txbuf;
 	int64_t	*sum;		/* nvals, scratch */
 };
@@ -126,6 +128,28 @@ void ps_opts_default(struct ps_opts *o)
 	o->cache = 4096;
 	o->pending = 1024;
 	o->fetch_gap_ms = 20;
+}
+
+int ps_check_opts(const struct ps_opts *o, char *err, size_t len)
+{
+	uint32_t w = o->window ? o->window : ESA_TOMB_RING;
+
+	if (!o->nsw)
+		return snprintf(err, len, "the switch's address is needed (--switch "
+				"IP[:PORT]): its packets come from it"), -EINVAL;
+	if (o->nsw > PS_MAX_SWITCHES)
+		return snprintf(err, len, "%d switches: at most %d", o->nsw,
+				PS_MAX_SWITCHES), -EINVAL;
+	if (o->window > ESA_TOMB_RING)
+		return snprintf(err, len, "window %u: workers' windows are at most the "
+				"switch's tombstone ring, %d", o->window, ESA_TOMB_RING),
+		       -EINVAL;
+	if ((uint64_t)o->pending < 2ULL * w)
+		return snprintf(err, len, "pending %u holds the unfinished chunks of windows "
+				"up to %u only, the workers' can be %u%s", o->pending,
+				o->pending / 2, w, o->window ? "" : " (--window N: the "
+				"largest window of the jobs' workers)"), -EINVAL;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -252,7 +276,6 @@ void ps_free(struct ps *ps)
 		job_free(ps->jobs[i]);
 	free(ps->jobs);
 	free(ps->by_id);
-	free(ps->srcs);
 	free(ps->txbuf);
 	free(ps->sum);
 	free(ps);
@@ -329,10 +352,11 @@ int ps_parse_job(int argc, char **argv, struct ps_job_cfg *j, char *err, size_t 
 				if (j->nworkers == ESA_MAX_WORKERS)
 					return snprintf(err, len, "job %u: more than %d workers",
 							j->id, ESA_MAX_WORKERS), -1;
-				if (parse_sin(argv[i + 1], &j->rank[j->nworkers], false))
+				if (parse_sin(argv[i + 1], &j->rank[j->nworkers], true))
 					return snprintf(err, len,
-							"job %u: worker \"%s\" is not IP[:PORT]",
-							j->id, argv[i + 1]), -1;
+							"job %u: worker %d \"%s\" is not IP:PORT (the "
+							"PS sends it results and FETCHes)", j->id,
+							j->nworkers, argv[i + 1]), -1;
 				j->nworkers++;
 				i++;
 			}
@@ -361,29 +385,6 @@ int ps_parse_job(int argc, char **argv, struct ps_job_cfg *j, char *err, size_t 
 	return i;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static int add_src(struct ps *ps, uint32_t ip)
-{
-	uint32_t *n;
-
-	for (int i = 0; i < ps->nsrcs; i++)
-		if (ps->srcs[i] == ip)
-			return 0;
-	n = realloc(ps->srcs, (ps->nsrcs + 1) * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	ps->srcs = n;
-	ps->srcs[ps->nsrcs++] = ip;
-	qsort(ps->srcs, ps->nsrcs, sizeof(*ps->srcs), cmp_u32);
-	return 0;
-}
-
 int ps_add_job(struct ps *ps, const struct ps_job_cfg *c, char *err, size_t len)
 {
 	size_t nv = ps->o.nvals;
@@ -393,6 +394,11 @@ int ps_add_job(struct ps *ps, const struct ps_job_cfg *c, char *err, size_t len)
 		return snprintf(err, len, "job %u given twice", c->id), -EEXIST;
 	if (c->nworkers < 1 || c->nworkers > ESA_MAX_WORKERS)
 		return snprintf(err, len, "job %u: %d workers", c->id, c->nworkers), -EINVAL;
+	for (int a = 0; a < c->nworkers; a++)
+		if (!c->rank[a].sin_port)
+			return snprintf(err, len, "job %u: worker %d has no port (the PS sends it "
+					"results and FETCHes, and takes answers only from there)",
+					c->id, a), -EINVAL;
 	for (int a = 0; a < c->nworkers; a++)
 		for (int b = a + 1; b < c->nworkers; b++)
 			if (c->rank[a].sin_addr.s_addr == c->rank[b].sin_addr.s_addr &&
@@ -416,9 +422,6 @@ int ps_add_job(struct ps *ps, const struct ps_job_cfg *c, char *err, size_t len)
 	if (!n)
 		goto nomem;
 	ps->jobs = n;
-	for (int r = 0; r < c->nworkers; r++)
-		if (add_src(ps, c->rank[r].sin_addr.s_addr))
-			goto nomem;
 	ps->jobs[ps->njobs++] = j;
 	ps->by_id[c->id] = ps->njobs;
 	return 0;
@@ -465,6 +468,8 @@ static int32_t res_put(struct ps *ps, struct ps_job *j, uint32_t seq, uint8_t fl
 	r->used = 1;
 	r->flags = flags & ESA_F_OVERFLOW;
 	r->held = 0;
+	r->holder = 0;
+	r->asked = 0;
 	if (r->flags)
 		memset(res_vals(ps, j, i), 0, ps->o.nvals * 4);	/* never used */
 	else
@@ -545,10 +550,6 @@ static void send_result(struct ps *ps, struct ps_job *j, int32_t i, uint64_t to,
 	for (int k = 0; k < j->cfg.nworkers; k++) {
 		if (!(to & (1ULL << k)))
 			continue;
-		if (!j->cfg.rank[k].sin_port) {
-			j->c[PS_C_NO_PORT]++;
-			continue;
-		}
 		ps->tx(ps->ctx, &j->cfg.ps, &j->cfg.rank[k], ps->txbuf,
 		       ESA_HDR_LEN + 4 * ps->o.nvals);
 		j->c[PS_C_RESULT_TX]++;
@@ -561,23 +562,32 @@ static void send_ack(struct ps *ps, struct ps_job *j, int32_t i)
 {
 	struct ps_result *r = &j->res[i];
 
-	if (!ps->o.have_sw) {
+	if (!ps->o.nsw) {
 		j->c[PS_C_NO_SWITCH]++;
 		return;
 	}
 	hdr((struct esa_hdr *)ps->txbuf, ESA_T_ACK, r->flags, j->cfg.id, j->full, r->seq,
 	    ps->o.nvals);
 	memcpy(ps->txbuf + ESA_HDR_LEN, res_vals(ps, j, i), ps->o.nvals * 4);
-	ps->tx(ps->ctx, &j->cfg.ps, &ps->o.sw, ps->txbuf, ESA_HDR_LEN + 4 * ps->o.nvals);
+	ps->tx(ps->ctx, &j->cfg.ps, &ps->o.sw[r->holder], ps->txbuf, ESA_HDR_LEN + 4 * ps->o.nvals);
 	r->held = 1;
 	j->c[PS_C_ACK_TX]++;
 }
 
-static void send_fetch(struct ps *ps, struct ps_job *j, uint32_t seq, uint64_t to)
+/*
+ * Ask the ranks in `to` for the result of pending chunk pi.  The bitmap says
+ * which ranks' pieces the PS holds: a worker that lacks the result learns
+ * whom the chunk waits for (libesa names them when it gives up).
+ */
+static void send_fetch(struct ps *ps, struct ps_job *j, int32_t pi, uint64_t to)
 {
-	hdr((struct esa_hdr *)ps->txbuf, ESA_T_FETCH, 0, j->cfg.id, 0, seq, 0);
+	struct ps_pend *p = &j->pend[pi];
+
+	hdr((struct esa_hdr *)ps->txbuf, ESA_T_FETCH, 0, j->cfg.id,
+	    (p->multi | p->single) & j->full, p->seq, 0);
+	p->asked |= to;
 	for (int k = 0; k < j->cfg.nworkers; k++) {
-		if (!(to & (1ULL << k)) || !j->cfg.rank[k].sin_port)
+		if (!(to & (1ULL << k)))
 			continue;
 		ps->tx(ps->ctx, &j->cfg.ps, &j->cfg.rank[k], ps->txbuf, ESA_HDR_LEN);
 		j->c[PS_C_FETCH_TX]++;
@@ -589,10 +599,14 @@ static int32_t finish(struct ps *ps, struct ps_job *j, uint32_t seq, uint8_t fla
 		      const int32_t *v, uint64_t to)
 {
 	int32_t p = map_get(&j->pend_map, seq), i;
+	uint64_t asked = 0;
 
-	if (p >= 0)
+	if (p >= 0) {
+		asked = j->pend[p].asked;
 		pend_drop(j, p);
+	}
 	i = res_put(ps, j, seq, flags, v);
+	j->res[i].asked = asked;
 	if (flags & ESA_F_OVERFLOW)
 		j->c[PS_C_DONE_OVERFLOW]++;
 	if (to)
@@ -668,23 +682,29 @@ static void add_multi(struct ps *ps, struct ps_job *j, int32_t pi, uint64_t bitm
 /* Receiving                                                           */
 /* ------------------------------------------------------------------ */
 
-static bool src_ok(const struct ps *ps, uint32_t ip)
+/*
+ * Which switch (o.sw[]) src is, or -1: where PARTIAL, COLLISION and
+ * RESULT come from.
+ */
+static int switch_of(const struct ps *ps, const struct sockaddr_in *src)
 {
-	int lo = 0, hi = ps->nsrcs - 1;
+	for (int i = 0; i < ps->o.nsw && i < PS_MAX_SWITCHES; i++)
+		if (src->sin_addr.s_addr == ps->o.sw[i].sin_addr.s_addr &&
+		    src->sin_port == ps->o.sw[i].sin_port)
+			return i;
+	return -1;
+}
 
-	if (ps->o.any_source || (ps->o.have_sw && ip == ps->o.sw.sin_addr.s_addr))
-		return true;
-	while (lo <= hi) {
-		int mid = (lo + hi) / 2;
+/* Rank `rank`'s registered address and port. */
+static bool from_rank(const struct ps_job *j, uint16_t rank,
+		      const struct sockaddr_in *src)
+{
+	const struct sockaddr_in *r;
 
-		if (ps->srcs[mid] == ip)
-			return true;
-		if (ps->srcs[mid] < ip)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return false;
+	if (rank >= j->cfg.nworkers)
+		return false;
+	r = &j->cfg.rank[rank];
+	return src->sin_addr.s_addr == r->sin_addr.s_addr && src->sin_port == r->sin_port;
 }
 
 static bool reason_ok(uint8_t type, uint8_t reason, uint64_t bitmap, uint64_t full)
@@ -695,8 +715,10 @@ static bool reason_ok(uint8_t type, uint8_t reason, uint64_t bitmap, uint64_t fu
 	case ESA_T_PARTIAL:
 		if (reason == ESA_R_DELIVER)
 			return bitmap == full;
+		/* and a leaf's sum that a spine did not add (two levels) */
 		return reason == ESA_R_PREEMPT || reason == ESA_R_FLUSH ||
-		       reason == ESA_R_AGED;
+		       reason == ESA_R_AGED || reason == ESA_R_COLLISION ||
+		       reason == ESA_R_TOMB || reason == ESA_R_NOSLOT;
 	case ESA_T_COLLISION:
 		return reason == ESA_R_COLLISION || reason == ESA_R_TOMB ||
 		       reason == ESA_R_RESEND || reason == ESA_R_NOSLOT;
@@ -704,166 +726,140 @@ static bool reason_ok(uint8_t type, uint8_t reason, uint64_t bitmap, uint64_t fu
 	return false;
 }
 
-void ps_rx(struct ps *ps, const uint8_t *buf, size_t len, const struct sockaddr_in *src,
-	   uint64_t now_ns)
+static bool is_resend(const struct esa_hdr *h)
 {
-	const struct esa_hdr *h = (const struct esa_hdr *)buf;
-	const int32_t *v = (const int32_t *)(buf + ESA_HDR_LEN);
-	int32_t vals[ESA_MAX_VALUES];
-	uint64_t bitmap, bit;
-	struct ps_job *j;
-	uint16_t rank;
+	return (h->flags & ESA_F_RESEND) || h->reason == ESA_R_RESEND;
+}
+
+/* A single rank's chunk, through the switch (it collided, or came late). */
+static void rx_collision(struct ps *ps, struct ps_job *j, const struct esa_hdr *h,
+			 const int32_t *v, uint64_t now_ns)
+{
+	uint16_t rank = ntohs(h->rank);
+	uint32_t seq = ntohl(h->seq);
+	uint64_t bit = 1ULL << rank;
+	struct ps_pend *p;
 	int32_t ri, pi;
-	uint32_t seq;
-	int idx;
 
-	if (len < ESA_HDR_LEN) {
-		ps->nojob[PS_C_RX]++;
-		ps->nojob[PS_C_DROP_SHORT]++;
-		return;
-	}
-	if (h->version != ESA_VERSION) {
-		ps->nojob[PS_C_RX]++;
-		ps->nojob[PS_C_DROP_VERSION]++;
-		return;
-	}
-	idx = ps->by_id[ntohs(h->job)];
-	if (!idx) {
-		ps->nojob[PS_C_RX]++;
-		ps->nojob[PS_C_DROP_JOB]++;
-		return;
-	}
-	j = ps->jobs[idx - 1];
-	j->c[PS_C_RX]++;
-	if (!src || src->sin_family != AF_INET || !src_ok(ps, src->sin_addr.s_addr)) {
-		j->c[PS_C_DROP_SOURCE]++;
-		return;
-	}
-	if (h->type != ESA_T_RESULT && h->type != ESA_T_PARTIAL &&
-	    h->type != ESA_T_COLLISION) {
-		j->c[PS_C_DROP_TYPE]++;
-		return;
-	}
-	if (len != ESA_HDR_LEN + 4 * (size_t)ps->o.nvals || ntohs(h->count) != ps->o.nvals) {
-		j->c[PS_C_DROP_COUNT]++;
-		return;
-	}
-	bitmap = be64toh(h->bitmap);
-	rank = ntohs(h->rank);
-	seq = ntohl(h->seq);
-	if ((h->flags & ~ESA_F_MASK) || h->resv || !bitmap || (bitmap & ~j->full) ||
-	    !reason_ok(h->type, h->reason, bitmap, j->full)) {
-		j->c[PS_C_DROP_HEADER]++;
-		return;
-	}
-	/* The values may sit unaligned in the caller's buffer. */
-	memcpy(vals, v, ps->o.nvals * 4);
-	v = vals;
-
-	if (h->type == ESA_T_COLLISION) {
-		/* One rank's own chunk: from that rank's address, unaltered. */
-		if (rank >= j->cfg.nworkers || bitmap != 1ULL << rank ||
-		    (h->flags & ESA_F_OVERFLOW) ||
-		    src->sin_addr.s_addr != j->cfg.rank[rank].sin_addr.s_addr) {
-			j->c[PS_C_DROP_HEADER]++;
-			return;
-		}
-		j->c[PS_C_RX_COLLISION]++;
-		if (!j->cfg.rank[rank].sin_port)
-			j->cfg.rank[rank].sin_port = src->sin_port;	/* learnt */
-		bit = 1ULL << rank;
-		ri = map_get(&j->res_map, seq);
-		if (ri >= 0) {
-			if ((h->flags & ESA_F_RESEND) || h->reason == ESA_R_RESEND) {
-				send_result(ps, j, ri, bit, true);
-				if (j->res[ri].held)
-					send_ack(ps, j, ri);	/* the ack may be lost */
-			} else {
-				j->c[PS_C_LATE]++;
-			}
-			return;
-		}
-		pi = pend_get(ps, j, seq, true);
-		add_single(ps, j, pi, rank, v);
-		if ((h->flags & ESA_F_RESEND) || h->reason == ESA_R_RESEND) {
-			struct ps_pend *p = &j->pend[pi];
-
-			if (p->resent & bit)
-				p->resent2 |= bit;
-			p->resent |= bit;
-		}
-		try_complete(ps, j, pi);
-		pi = map_get(&j->pend_map, seq);
-		if (pi >= 0 && (j->pend[pi].resent2 & bit) &&
-		    now_ns - j->pend[pi].fetch_ns >= ps->o.fetch_gap_ms * 1000000ULL) {
-			/* Second resend and still no sum: maybe the switch
-			 * finished it and our copy was lost.  Ask the others. */
-			j->pend[pi].fetch_ns = now_ns;
-			send_fetch(ps, j, seq, j->full & ~j->pend[pi].resent);
-		}
-		return;
-	}
-
-	if (rank != ESA_RANK_NONE) {
-		/* Only a worker answering a FETCH sends a RESULT with its rank. */
-		if (h->type != ESA_T_RESULT || rank >= j->cfg.nworkers || bitmap != j->full ||
-		    h->reason || src->sin_addr.s_addr != j->cfg.rank[rank].sin_addr.s_addr) {
-			j->c[PS_C_DROP_HEADER]++;
-			return;
-		}
-		j->c[PS_C_RX_FETCHED]++;
-		if (map_get(&j->res_map, seq) >= 0) {
-			j->c[PS_C_DUP_RESULT]++;
-			return;
-		}
-		pi = map_get(&j->pend_map, seq);
-		j->c[PS_C_DONE_FETCHED]++;
-		/* to those that asked, else to everyone but the one who had it */
-		finish(ps, j, seq, h->flags, v,
-		       pi >= 0 && j->pend[pi].resent ? j->pend[pi].resent :
-						       j->full & ~(1ULL << rank));
-		return;
-	}
-
-	if (h->type == ESA_T_RESULT) {
-		if (bitmap != j->full) {
-			j->c[PS_C_DROP_HEADER]++;
-			return;
-		}
-		ri = map_get(&j->res_map, seq);
-		if (h->reason == ESA_R_HOLD) {
-			j->c[PS_C_RX_HOLD]++;
-			if (ri < 0) {
-				j->c[PS_C_DONE_SWITCH]++;
-				ri = finish(ps, j, seq, h->flags, v, 0);
-			} else {
-				j->c[PS_C_DUP_RESULT]++;
-			}
-			send_ack(ps, j, ri);
-			return;
-		}
-		j->c[PS_C_RX_RESULT]++;
-		if (ri >= 0) {
-			j->c[PS_C_DUP_RESULT]++;
-			return;
-		}
-		j->c[PS_C_DONE_SWITCH]++;
-		finish(ps, j, seq, h->flags, v, 0);	/* the workers have it */
-		return;
-	}
-
-	/* PARTIAL */
-	j->c[PS_C_RX_PARTIAL]++;
+	j->c[PS_C_RX_COLLISION]++;
 	ri = map_get(&j->res_map, seq);
 	if (ri >= 0) {
-		if (h->reason == ESA_R_DELIVER) {
-			j->c[PS_C_DUP_RESULT]++;
-		} else if (h->reason == ESA_R_FLUSH) {
-			/* a resend flushed a late partial: its ranks asked */
-			send_result(ps, j, ri, bitmap, true);
+		if (is_resend(h)) {
+			send_result(ps, j, ri, bit, true);
+			if (j->res[ri].held)
+				send_ack(ps, j, ri);	/* the ack may be lost */
 		} else {
 			j->c[PS_C_LATE]++;
 		}
+		return;
+	}
+	pi = pend_get(ps, j, seq, true);
+	add_single(ps, j, pi, rank, v);
+	if (is_resend(h)) {
+		p = &j->pend[pi];
+		if (p->resent & bit)
+			p->resent2 |= bit;
+		p->resent |= bit;
+	}
+	try_complete(ps, j, pi);
+	pi = map_get(&j->pend_map, seq);
+	if (pi < 0)
+		return;
+	p = &j->pend[pi];
+	if ((p->resent2 & bit) && now_ns - p->fetch_ns >= ps->o.fetch_gap_ms * 1000000ULL) {
+		/*
+		 * Second resend and still no sum: maybe the switch finished it
+		 * and our copy was lost.  Ask the ranks that did not resend; and
+		 * tell this one which ranks we hold (a rank may be gone).
+		 */
+		p->fetch_ns = now_ns;
+		send_fetch(ps, j, pi, (j->full & ~p->resent) | bit);
+	}
+}
+
+/* A worker's RESULT: its answer to a FETCH we sent it for that chunk. */
+static void rx_fetched(struct ps *ps, struct ps_job *j, const struct esa_hdr *h,
+		       const int32_t *v)
+{
+	uint16_t rank = ntohs(h->rank);
+	uint32_t seq = ntohl(h->seq);
+	uint64_t bit = 1ULL << rank;
+	int32_t ri, pi;
+
+	if (rank >= j->cfg.nworkers || be64toh(h->bitmap) != j->full || h->reason) {
+		j->c[PS_C_DROP_HEADER]++;
+		return;
+	}
+	ri = map_get(&j->res_map, seq);
+	pi = ri < 0 ? map_get(&j->pend_map, seq) : -1;
+	if (!((ri >= 0 ? j->res[ri].asked : pi >= 0 ? j->pend[pi].asked : 0) & bit)) {
+		j->c[PS_C_DROP_UNASKED]++;
+		return;
+	}
+	j->c[PS_C_RX_FETCHED]++;
+	if (ri >= 0) {
+		j->c[PS_C_DUP_RESULT]++;	/* another rank answered first */
+		return;
+	}
+	j->c[PS_C_DONE_FETCHED]++;
+	/* to those that asked, else to everyone but the one who had it */
+	finish(ps, j, seq, h->flags, v,
+	       j->pend[pi].resent ? j->pend[pi].resent : j->full & ~bit);
+}
+
+/*
+ * Switch sw's RESULT: its copy of a sum it completed (atp: HOLD it, and
+ * ack it to sw, the top of the job's tree).
+ */
+static void rx_result(struct ps *ps, struct ps_job *j, const struct esa_hdr *h,
+		      const int32_t *v, int sw)
+{
+	uint32_t seq = ntohl(h->seq);
+	int32_t ri;
+
+	if (be64toh(h->bitmap) != j->full) {
+		j->c[PS_C_DROP_HEADER]++;
+		return;
+	}
+	ri = map_get(&j->res_map, seq);
+	if (h->reason == ESA_R_HOLD) {
+		j->c[PS_C_RX_HOLD]++;
+		if (ri < 0) {
+			j->c[PS_C_DONE_SWITCH]++;
+			ri = finish(ps, j, seq, h->flags, v, 0);
+		} else {
+			j->c[PS_C_DUP_RESULT]++;
+		}
+		j->res[ri].holder = sw;
+		send_ack(ps, j, ri);
+		return;
+	}
+	j->c[PS_C_RX_RESULT]++;
+	if (ri >= 0) {
+		j->c[PS_C_DUP_RESULT]++;
+		return;
+	}
+	j->c[PS_C_DONE_SWITCH]++;
+	finish(ps, j, seq, h->flags, v, 0);	/* the workers have it */
+}
+
+/* A partial sum the switch evicted, flushed, aged or could not deliver. */
+static void rx_partial(struct ps *ps, struct ps_job *j, const struct esa_hdr *h,
+		       const int32_t *v)
+{
+	uint64_t bitmap = be64toh(h->bitmap);
+	uint32_t seq = ntohl(h->seq);
+	int32_t ri, pi;
+
+	j->c[PS_C_RX_PARTIAL]++;
+	ri = map_get(&j->res_map, seq);
+	if (ri >= 0) {
+		if (h->reason == ESA_R_DELIVER)
+			j->c[PS_C_DUP_RESULT]++;
+		else if (h->reason == ESA_R_FLUSH)
+			send_result(ps, j, ri, bitmap, true);	/* its ranks asked */
+		else
+			j->c[PS_C_LATE]++;
 		return;
 	}
 	if (h->flags & ESA_F_OVERFLOW) {
@@ -883,6 +879,80 @@ void ps_rx(struct ps *ps, const uint8_t *buf, size_t len, const struct sockaddr_
 	else
 		add_single(ps, j, pi, __builtin_ctzll(bitmap), v);
 	try_complete(ps, j, pi);
+}
+
+/* The header of a packet of job j: its drop counter, or -1 if well formed. */
+static int bad_header(const struct ps *ps, const struct ps_job *j, const struct esa_hdr *h,
+		      size_t len)
+{
+	uint64_t bitmap = be64toh(h->bitmap);
+
+	if (h->type != ESA_T_RESULT && h->type != ESA_T_PARTIAL &&
+	    h->type != ESA_T_COLLISION)
+		return PS_C_DROP_TYPE;
+	if (len != ESA_HDR_LEN + 4 * (size_t)ps->o.nvals || ntohs(h->count) != ps->o.nvals)
+		return PS_C_DROP_COUNT;
+	if ((h->flags & ~ESA_F_MASK) || h->resv || !bitmap || (bitmap & ~j->full) ||
+	    !reason_ok(h->type, h->reason, bitmap, j->full))
+		return PS_C_DROP_HEADER;
+	return -1;
+}
+
+void ps_rx(struct ps *ps, const uint8_t *buf, size_t len, const struct sockaddr_in *src,
+	   uint64_t now_ns)
+{
+	const struct esa_hdr *h = (const struct esa_hdr *)buf;
+	int32_t vals[ESA_MAX_VALUES];
+	struct ps_job *j;
+	uint16_t rank;
+	int idx, bad, sw;
+
+	if (len < ESA_HDR_LEN || h->version != ESA_VERSION || !ps->by_id[ntohs(h->job)]) {
+		ps->nojob[PS_C_RX]++;
+		ps->nojob[!len ? PS_C_RX_PROBE :	/* a worker checks that we run */
+			  len < ESA_HDR_LEN ? PS_C_DROP_SHORT :
+			  h->version != ESA_VERSION ? PS_C_DROP_VERSION : PS_C_DROP_JOB]++;
+		return;
+	}
+	idx = ps->by_id[ntohs(h->job)];
+	j = ps->jobs[idx - 1];
+	j->c[PS_C_RX]++;
+	bad = bad_header(ps, j, h, len);
+	if (bad >= 0) {
+		j->c[bad]++;
+		return;
+	}
+	/*
+	 * Collisions, partials and the switch's results come from the switch
+	 * alone (it checked each rank's packets against its registration);
+	 * only a worker answering a FETCH sends a RESULT with its rank, from
+	 * its registered address and port.
+	 */
+	rank = ntohs(h->rank);
+	sw = src && src->sin_family == AF_INET ? switch_of(ps, src) : -1;
+	if (!src || src->sin_family != AF_INET ||
+	    (rank == ESA_RANK_NONE || h->type != ESA_T_RESULT ? sw < 0 :
+								 !from_rank(j, rank, src))) {
+		j->c[PS_C_DROP_SOURCE]++;
+		return;
+	}
+	/* The values may sit unaligned in the caller's buffer. */
+	memcpy(vals, buf + ESA_HDR_LEN, ps->o.nvals * 4);
+	if (h->type == ESA_T_COLLISION) {
+		/* One rank's own chunk, unaltered. */
+		if (rank >= j->cfg.nworkers || be64toh(h->bitmap) != 1ULL << rank ||
+		    (h->flags & ESA_F_OVERFLOW)) {
+			j->c[PS_C_DROP_HEADER]++;
+			return;
+		}
+		rx_collision(ps, j, h, vals, now_ns);
+	} else if (rank != ESA_RANK_NONE) {
+		rx_fetched(ps, j, h, vals);
+	} else if (h->type == ESA_T_RESULT) {
+		rx_result(ps, j, h, vals, sw);
+	} else {
+		rx_partial(ps, j, h, vals);
+	}
 }
 
 /* ------------------------------------------------------------------ */

@@ -499,10 +499,16 @@ static void send_chunk(struct sim *s, struct job *j, unsigned rank, uint32_t seq
 /* The switch: esa_data() and esa_ack() without the values              */
 /* ------------------------------------------------------------------ */
 
+/* The job's generation (the simulator's clock does not stamp activity). */
+static uint32_t job_gen(const struct job *j)
+{
+	return esa_life_gen(j->reg.life);
+}
+
 static int owner_alive(struct sim *s, uint32_t jid, uint32_t gen)
 {
 	return jid < s->W->njobs && s->job[jid].reg.state == ESA_JOB_ACTIVE &&
-	       s->job[jid].reg.gen == gen;
+	       job_gen(&s->job[jid]) == gen;
 }
 
 static struct esa_tomb *tomb_of(struct sim *s, uint32_t jid, uint32_t seq)
@@ -510,30 +516,98 @@ static struct esa_tomb *tomb_of(struct sim *s, uint32_t jid, uint32_t seq)
 	return &s->tombs[esa_tomb_index(jid, seq)];
 }
 
-static void slot_take(struct sim *s, struct esa_slot *sl, uint32_t idx,
-		      uint32_t jid, uint32_t gen, uint32_t seq, uint8_t prio,
-		      uint64_t rbit, uint64_t now_ns)
+/* The packet as the switch's step left it (esa_outcome()): counted,
+ * rewritten and sent on. */
+static void sw_send_out(struct sim *s, struct job *j, struct pkt *p,
+			const struct esa_out *o)
 {
-	esa_slot_take(sl, jid, gen, seq, prio, rbit, now_ns);
-	cls_set(s, idx, CL_BUSY);
-	s->aux[idx].claimed = s->now;
-	if (is_diverted(&s->job[jid], seq))
-		s->R->orphan_claims++;
+	for (int i = 0; i < ESA_OUT_MAX_C; i++) {
+		if (esa_out_ctr(o->c, i) >= 0)
+			s->R->c[esa_out_ctr(o->c, i)]++;
+		if (esa_out_ctr(o->oc, i) >= 0)
+			s->R->c[esa_out_ctr(o->oc, i)]++;
+	}
+	if (o->to == ESA_TO_SLOT || o->to == ESA_TO_DROP)
+		return;
+	p->type = o->type;
+	p->reason = o->reason;
+	if (o->set & ESA_SET_FLAGS)
+		p->flags = o->flags;
+	if (o->set & ESA_SET_KEY) {
+		p->prio = o->prio;
+		p->job = o->job;
+		p->seq = o->seq;
+	}
+	if (o->set & ESA_SET_RANK)
+		p->rank = ESA_RANK_NONE;
+	if (o->set & ESA_SET_BITMAP)
+		p->bitmap = o->bitmap;
+	if (o->to == ESA_TO_MEMBERS)
+		broadcast(s, j, p, 1);
+	else
+		sw_to_ps(s, o->job, p);
 }
 
+/* What the simulator measures beyond the switch's state: slot classes,
+ * useful time, orphan claims, and the fate of each data packet. */
+static void sw_account(struct sim *s, uint32_t idx, struct job *j, uint32_t seq,
+		       uint8_t act)
+{
+	struct esa_slot *sl = &s->slot[idx];
+	struct sim_result *R = s->R;
+
+	switch (act) {
+	case ESA_A_CLAIM:
+	case ESA_A_RECLAIM:
+	case ESA_A_PREEMPT:
+	case ESA_A_AGE:
+		cls_set(s, idx, CL_BUSY);
+		s->aux[idx].claimed = s->now;
+		if (is_diverted(j, seq))
+			R->orphan_claims++;
+		/* fall through */
+	case ESA_A_ADD:
+		R->fate[SIM_F_ABSORBED]++;
+		return;
+	case ESA_A_DUPLICATE:
+		R->fate[SIM_F_DUPLICATE]++;
+		return;
+	case ESA_A_COMPLETE:
+	case ESA_A_HOLD:
+		if (sl->bitmap != j->full || sl->nranks != j->reg.nworkers)
+			R->bad_complete++;
+		s->useful += (double)(s->now - s->aux[idx].claimed);
+		cls_set(s, idx, act == ESA_A_COMPLETE ? CL_FREE : CL_HELD);
+		R->fate[SIM_F_COMPLETED]++;
+		mark_done(s, j, seq, 1);
+		return;
+	case ESA_A_FLUSH:
+		cls_set(s, idx, CL_FREE);
+		/* fall through */
+	default:	/* ESA_A_COLLIDE, ESA_A_TOMB, ESA_A_RESEND */
+		R->fate[SIM_F_TO_PS]++;
+		return;
+	}
+}
+
+/* esa_data(): the switch's step (include/esa_switch.h), without values. */
 static void sw_data(struct sim *s, struct pkt *p)
 {
 	struct sim_result *R = s->R;
-	uint32_t jid = p->job, seq = p->seq, idx;
+	uint32_t jid = p->job, idx;
 	struct job *j = &s->job[jid];
-	uint64_t now_ns = s->now / T_NS, rbit;
+	struct esa_key k = {
+		.job = jid, .gen = job_gen(j), .seq = p->seq, .prio = p->prio,
+		.nworkers = j->reg.nworkers, .rset = 1ULL << (p->rank & 63),
+		.mask = esa_full_mask(j->reg.nworkers),
+		.resend = !!(p->flags & ESA_F_RESEND),
+	};
 	struct esa_view view = {};
+	struct esa_tomb *otomb;
+	struct esa_evicted ev = {};
+	struct esa_out o = {};
+	struct esa_peek pk;
 	struct esa_slot *sl;
-	uint16_t ev_job;
-	uint32_t ev_seq, ev_gen;
-	uint8_t ev_prio, act;
-	uint64_t ev_bitmap = 0;
-	int alive, tomb_none;
 	int64_t sidx;
 
 	R->c[ESA_C_RX]++;
@@ -544,8 +618,14 @@ static void sw_data(struct sim *s, struct pkt *p)
 		R->fate[SIM_F_DROPPED]++;
 		return;
 	}
-	rbit = 1ULL << p->rank;
-	sidx = esa_slot_index(s->policy, jid, seq, s->P->pool,
+	if (esa_solo(k.rset, k.mask)) {
+		R->fate[SIM_F_COMPLETED]++;
+		mark_done(s, j, k.seq, 1);
+		esa_outcome_solo(&o, jid, &k);
+		sw_send_out(s, j, p, &o);
+		return;
+	}
+	sidx = esa_slot_index(s->policy, jid, k.seq, s->P->pool,
 			      j->reg.region_base, j->reg.region_size);
 	if (sidx < 0) {
 		p->type = ESA_T_COLLISION;
@@ -557,187 +637,33 @@ static void sw_data(struct sim *s, struct pkt *p)
 	}
 	idx = (uint32_t)sidx;
 	sl = &s->slot[idx];
-
 	/* No concurrency here, so the data plane's peek is exact. */
-	alive = sl->state == ESA_SLOT_FREE ||
-		(sl->job == jid && sl->gen == j->reg.gen) ||
-		owner_alive(s, sl->job, sl->gen);
+	pk = (struct esa_peek){ .job = sl->job, .gen = sl->gen, .seq = sl->seq,
+		.alive = sl->state == ESA_SLOT_FREE ||
+			 (sl->job == jid && sl->gen == k.gen) ||
+			 owner_alive(s, sl->job, sl->gen) };
+	otomb = tomb_of(s, sl->job, sl->seq);
 	view.policy = s->policy;
 	view.pkt_prio = p->prio;
 	view.resend = !!(p->flags & ESA_F_RESEND);
-	view.state = sl->state;
-	view.slot_prio = sl->prio;
-	if (sl->state == ESA_SLOT_FREE) {
-		view.owner = ESA_OWN_NONE;
-	} else if (sl->job == jid && sl->gen == j->reg.gen && sl->seq == seq) {
-		view.owner = ESA_OWN_SELF;
-		view.rank_in = !!(sl->bitmap & rbit);
-		view.completes = (sl->bitmap | rbit) ==
-				 esa_full_mask(j->reg.nworkers);
-	} else {
-		view.owner = alive ? ESA_OWN_LIVE : ESA_OWN_DEAD;
-		view.stale = s->stale_ns &&
-			     (int64_t)(now_ns - sl->stamp_ns) > (int64_t)s->stale_ns;
-	}
-	if (view.owner != ESA_OWN_SELF)
-		view.tomb = esa_tomb_kind(tomb_of(s, jid, seq), j->reg.gen, seq);
-	tomb_none = view.tomb == ESA_TOMB_NONE;
-
-	act = esa_decide(&view);
-	sl->last = act;
-	R->act[act]++;
-
-	ev_job = sl->job;
-	ev_seq = sl->seq;
-	ev_gen = sl->gen;
-	ev_prio = sl->prio;
-	switch (act) {
-	case ESA_A_CLAIM:
-	case ESA_A_RECLAIM:
-		slot_take(s, sl, idx, jid, j->reg.gen, seq, p->prio, rbit, now_ns);
-		break;
-	case ESA_A_ADD:
-		sl->bitmap |= rbit;
-		sl->nranks++;
-		sl->stamp_ns = now_ns;
-		break;
-	case ESA_A_COMPLETE:
-	case ESA_A_HOLD:
-		sl->bitmap |= rbit;
-		sl->nranks++;
-		sl->stamp_ns = now_ns;
-		if (sl->bitmap != j->full || sl->nranks != j->reg.nworkers)
-			R->bad_complete++;
-		s->useful += (double)(s->now - s->aux[idx].claimed);
-		if (act == ESA_A_COMPLETE) {
-			sl->state = ESA_SLOT_FREE;
-			esa_tomb_set(tomb_of(s, jid, seq), j->reg.gen, seq,
-				     ESA_TOMB_DONE);
-			cls_set(s, idx, CL_FREE);
-		} else {
-			sl->state = ESA_SLOT_HELD;
-			cls_set(s, idx, CL_HELD);
-		}
-		break;
-	case ESA_A_PREEMPT:
-	case ESA_A_AGE:
-		ev_bitmap = sl->bitmap;
-		esa_tomb_set(tomb_of(s, sl->job, sl->seq), sl->gen, sl->seq,
-			     ESA_TOMB_PS);
-		slot_take(s, sl, idx, jid, j->reg.gen, seq, p->prio, rbit, now_ns);
-		break;
-	case ESA_A_FLUSH:
-		if (!view.rank_in) {
-			sl->bitmap |= rbit;
-			sl->nranks++;
-		}
-		ev_bitmap = sl->bitmap;
-		sl->state = ESA_SLOT_FREE;
-		esa_tomb_set(tomb_of(s, jid, seq), j->reg.gen, seq, ESA_TOMB_PS);
-		cls_set(s, idx, CL_FREE);
-		break;
-	case ESA_A_COLLIDE:
-	case ESA_A_RESEND:
-		if (tomb_none)
-			esa_tomb_set(tomb_of(s, jid, seq), j->reg.gen, seq,
-				     ESA_TOMB_PS);
-		break;
-	default:	/* ESA_A_DUPLICATE, ESA_A_TOMB */
-		break;
-	}
-	(void)ev_gen;
-
-	switch (act) {
-	case ESA_A_RECLAIM:
-		R->c[ESA_C_RECLAIMED]++;
-		/* fallthrough */
-	case ESA_A_CLAIM:
-		R->c[ESA_C_CLAIMED]++;
-		R->fate[SIM_F_ABSORBED]++;
-		return;
-	case ESA_A_ADD:
-		R->c[ESA_C_AGGREGATED]++;
-		R->fate[SIM_F_ABSORBED]++;
-		return;
-	case ESA_A_DUPLICATE:
-		R->c[ESA_C_DUPLICATE]++;
-		R->fate[SIM_F_DUPLICATE]++;
-		return;
-	case ESA_A_COMPLETE:
-	case ESA_A_HOLD:
-		R->c[ESA_C_AGGREGATED]++;
-		R->fate[SIM_F_COMPLETED]++;
-		mark_done(s, j, seq, 1);
-		p->flags = 0;
-		if (act == ESA_A_HOLD) {
-			R->c[ESA_C_HELD]++;
-			p->type = ESA_T_RESULT;
-			p->rank = ESA_RANK_NONE;
-			p->bitmap = j->full;
-			p->reason = ESA_R_HOLD;
-			sw_to_ps(s, jid, p);
-			return;
-		}
-		R->c[ESA_C_COMPLETED]++;
-		broadcast(s, j, p, 1);
-		return;
-	case ESA_A_PREEMPT:
-	case ESA_A_AGE:
-		R->c[ESA_C_CLAIMED]++;
-		R->c[ESA_C_EVICTED]++;
-		R->fate[SIM_F_ABSORBED]++;
-		if (act == ESA_A_PREEMPT) {
-			R->c[ESA_C_PREEMPT_CAUSED]++;
-			R->c[ESA_C_PREEMPT_SUFFERED]++;
-		} else {
-			R->c[ESA_C_AGED]++;
-		}
-		p->type = ESA_T_PARTIAL;
-		p->flags = 0;
-		p->reason = act == ESA_A_PREEMPT ? ESA_R_PREEMPT : ESA_R_AGED;
-		p->prio = ev_prio;
-		p->job = ev_job;
-		p->rank = ESA_RANK_NONE;
-		p->seq = ev_seq;
-		p->bitmap = ev_bitmap;
-		sw_to_ps(s, ev_job, p);
-		return;
-	case ESA_A_FLUSH:
-		R->c[ESA_C_RESEND_FLUSH]++;
-		R->c[ESA_C_EVICTED]++;
-		R->fate[SIM_F_TO_PS]++;
-		p->type = ESA_T_PARTIAL;
-		p->flags = 0;
-		p->reason = ESA_R_FLUSH;
-		p->rank = ESA_RANK_NONE;
-		p->bitmap = ev_bitmap;
-		sw_to_ps(s, jid, p);
-		return;
-	case ESA_A_COLLIDE:
-		R->c[ESA_C_COLLISION]++;
-		p->reason = ESA_R_COLLISION;
-		break;
-	case ESA_A_TOMB:
-		R->c[ESA_C_TOMB_FWD]++;
-		p->reason = ESA_R_TOMB;
-		break;
-	default:	/* ESA_A_RESEND */
-		R->c[ESA_C_RESEND_FWD]++;
-		p->reason = ESA_R_RESEND;
-		break;
-	}
-	R->fate[SIM_F_TO_PS]++;
-	p->type = ESA_T_COLLISION;
-	sw_to_ps(s, jid, p);
+	esa_slot_view(&view, sl, tomb_of(s, jid, k.seq), &k, &pk, s->now / T_NS,
+		      s->stale_ns);
+	sl->last = esa_decide(&view);
+	R->act[sl->last]++;
+	esa_slot_apply(sl, sl->last, view.rank_in, view.tomb == ESA_TOMB_NONE,
+		       tomb_of(s, jid, k.seq), otomb, &k, s->now / T_NS, &ev);
+	sw_account(s, idx, j, k.seq, sl->last);
+	esa_outcome(&o, sl->last, &ev, 0, jid, &k);
+	sw_send_out(s, j, p, &o);
 }
 
-/* esa_ack(): policy atp, the PS's ack frees the held slot and becomes the
- * workers' result.
+/*
+ * esa_ack(): policy atp, the PS's ack frees the held slot and becomes the
+ * workers' result; an ack matching no held sum is dropped (acks_stale).
  */
 static void sw_ack(struct sim *s, struct pkt *p)
 {
 	struct job *j = &s->job[p->job];
-	struct esa_slot *sl;
 	int64_t sidx;
 
 	s->R->c[ESA_C_RX]++;
@@ -745,19 +671,15 @@ static void sw_ack(struct sim *s, struct pkt *p)
 		s->R->c[ESA_C_DROP_JOB]++;
 		return;
 	}
-	s->R->c[ESA_C_ACK]++;
 	sidx = esa_slot_index(s->policy, p->job, p->seq, s->P->pool,
 			      j->reg.region_base, j->reg.region_size);
-	if (sidx >= 0) {
-		sl = &s->slot[sidx];
-		if (sl->state == ESA_SLOT_HELD && sl->job == p->job &&
-		    sl->gen == j->reg.gen && sl->seq == p->seq) {
-			sl->state = ESA_SLOT_FREE;
-			esa_tomb_set(tomb_of(s, p->job, p->seq), j->reg.gen,
-				     p->seq, ESA_TOMB_DONE);
-			cls_set(s, (uint32_t)sidx, CL_FREE);
-		}
+	if (sidx < 0 || !esa_ack_frees(&s->slot[sidx], tomb_of(s, p->job, p->seq),
+				       p->job, job_gen(j), p->seq)) {
+		s->R->c[ESA_C_ACK_STALE]++;
+		return;
 	}
+	s->R->c[ESA_C_ACK]++;
+	cls_set(s, (uint32_t)sidx, CL_FREE);
 	p->reason = ESA_R_NONE;
 	broadcast(s, j, p, 0);
 }
@@ -1068,7 +990,7 @@ static void job_finish(struct sim *s, struct job *j)
 	s->R->jct[jid] = (double)(s->now - j->spec->arrival) / T_S;
 	/* esactl job delete: a new generation, its slots are dead now. */
 	j->reg.state = ESA_JOB_DELETED;
-	j->reg.gen++;
+	j->reg.life = ESA_LIFE(job_gen(j) + 1, 0);
 	for (unsigned i = 0; i < s->P->pool; i++) {
 		struct esa_slot *sl = &s->slot[i];
 
@@ -1201,7 +1123,7 @@ static int job_arrive(struct sim *s, struct job *j)
 	unsigned n = j->spec->nworkers, win = s->P->window;
 	uint32_t ring = 64;
 
-	j->reg.gen++;
+	j->reg.life = ESA_LIFE(job_gen(j) + 1, 0);
 	j->reg.state = ESA_JOB_ACTIVE;
 	j->reg.nworkers = n;
 	j->reg.max_prio = 255;
@@ -1638,7 +1560,7 @@ const struct esa_slot *sim_probe_slot(struct sim_probe *pr, unsigned job,
 
 int sim_probe_tomb(struct sim_probe *pr, unsigned job, uint32_t seq)
 {
-	return esa_tomb_kind(tomb_of(&pr->s, job, seq), pr->s.job[job].reg.gen, seq);
+	return esa_tomb_kind(tomb_of(&pr->s, job, seq), job_gen(&pr->s.job[job]), seq);
 }
 
 void sim_probe_end_job(struct sim_probe *pr, double t_us, unsigned job)

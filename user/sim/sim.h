@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <linux/esa.h>
-#include "esa_policy.h"
+#include "esa_switch.h"
 
 /* Simulated time in picoseconds: integer, so runs are bit-for-bit
  * reproducible.  2^64 ps is 213 days.

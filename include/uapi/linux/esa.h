@@ -3,9 +3,11 @@
  * ESA: in-network aggregation with preemptive switch-memory scheduling.
  *
  * This header is the one definition of everything that crosses a boundary:
- *   - the wire protocol (version 1) spoken by workers, the switch and the PS;
- *   - the layouts of the BPF maps shared by the XDP program and user space;
- *   - the generic netlink API of esa.ko (see the second half of this file).
+ *   - the wire protocol (version 2) spoken by workers, switches and the PS;
+ *   - the switch's counters;
+ *   - the generic netlink API of esa.ko and its kfuncs (the second half).
+ * The switch's BPF map layouts, shared by the XDP program and its loader
+ * only, are private: include/esa_maps.h.
  * It is included by the BPF program, the kernel module and user space alike,
  * so it uses only <linux/types.h> types.
  */
@@ -13,10 +15,9 @@
 #define _UAPI_LINUX_ESA_H
 
 #include <linux/types.h>
-#include <linux/bpf.h>		/* struct bpf_spin_lock */
 
 /* ------------------------------------------------------------------------ */
-/* Wire protocol, version 1                                                  */
+/* Wire protocol, version 2                                                  */
 /* ------------------------------------------------------------------------ */
 
 /*
@@ -47,14 +48,17 @@
  *
  * version   ESA_VERSION.  Anything else is dropped and counted.
  * type      enum esa_type.
- * flags     ESA_F_* bits.  DATA may carry only ESA_F_RESEND.
+ * flags     ESA_F_* bits.  A worker's DATA may carry only ESA_F_RESEND; a
+ *           leaf's (ESA_F_LEAF) also ESA_F_OVERFLOW.
  * priority  0..255, larger wins.  Must not exceed the job's registered
  *           maximum.  Every worker of a job stamps the same priority for the
  *           same chunk.
  * job id    the job's registered id (0 .. max_jobs - 1).
- * rank      sender's rank (0 .. workers - 1); ESA_RANK_NONE when the switch
- *           or the PS built the packet (results, partials).
- * bitmap    ranks whose values the packet contains.  DATA: exactly 1 << rank.
+ * rank      sender's rank (0 .. workers - 1); ESA_RANK_NONE when a switch
+ *           or the PS built the packet (results, partials); for a leaf's
+ *           DATA, the lowest rank of the leaf's (its member at the spine).
+ * bitmap    ranks whose values the packet contains.  A worker's DATA:
+ *           exactly 1 << rank; a leaf's: the ranks under the leaf.
  * sequence  chunk number within the job's stream (wraps at 2^32).
  * count     number of int32 values; must equal the deployment's vector
  *           length (chosen when the program is loaded, default 256), so an
@@ -64,18 +68,32 @@
  *
  * UDP checksum: the switch sends 0 (legal for IPv4) on packets it rewrites.
  */
-#define ESA_VERSION		1
+#define ESA_VERSION		2	/* 2: two levels (ESA_F_LEAF) */
 #define ESA_DEFAULT_PORT	7680	/* UDP port the switch listens on */
 #define ESA_MAX_WORKERS		64	/* ranks per job (bitmap width) */
-#define ESA_MAX_VALUES		256	/* largest vector length per packet */
+#define ESA_MAX_VALUES		856	/* largest vector length per packet */
 #define ESA_DEFAULT_VALUES	256
 #define ESA_VALUES_ALIGN	8	/* vector length must be a multiple */
 #define ESA_RANK_NONE		0xffff
+/*
+ * Chunks of one job the switch remembers (tombstones): a worker must not
+ * keep more than this many chunks in flight, or late packets of a chunk that
+ * left the switch could start it again.
+ */
+#define ESA_TOMB_RING		512
 
 enum esa_type {
-	ESA_T_DATA = 1,		/* worker -> switch: one rank's chunk */
-	ESA_T_RESULT,		/* switch/PS -> workers (and PS): the sum */
-	ESA_T_PARTIAL,		/* switch -> PS: a partial sum with its bitmap */
+	ESA_T_DATA = 1,		/* worker -> switch: one rank's chunk; leaf ->
+				 * spine (ESA_F_LEAF): its ranks' sum
+				 */
+	ESA_T_RESULT,		/* switch/PS -> workers (and PS): the sum;
+				 * spine -> leaves, which send it on
+				 */
+	ESA_T_PARTIAL,		/* switch -> PS: a partial sum with its bitmap
+				 * (reasons PREEMPT, FLUSH, AGED, DELIVER; and
+				 * COLLISION, TOMB, RESEND, NOSLOT for a
+				 * leaf's sum a spine did not aggregate)
+				 */
 	ESA_T_COLLISION,	/* switch -> PS: a worker chunk not aggregated */
 	ESA_T_ACK,		/* PS -> switch (policy atp): sum is final */
 	ESA_T_FETCH,		/* PS -> workers: your result of this chunk,
@@ -87,7 +105,10 @@ enum esa_type {
 
 #define ESA_F_RESEND	0x01	/* sent again after a worker timeout */
 #define ESA_F_OVERFLOW	0x02	/* some element of the sum left int32 */
-#define ESA_F_MASK	0x03
+#define ESA_F_LEAF	0x04	/* DATA: a leaf's sum of its ranks, to the
+				 * spine (docs/design.md, "Two levels")
+				 */
+#define ESA_F_MASK	0x07
 
 enum esa_reason {
 	ESA_R_NONE = 0,
@@ -133,173 +154,22 @@ enum esa_policy {
 	__ESA_POLICY_MAX,
 };
 
-/* ------------------------------------------------------------------------ */
-/* BPF maps (pinned under /sys/fs/bpf/esa/)                                  */
-/* ------------------------------------------------------------------------ */
-
-#define ESA_PIN_DIR		"/sys/fs/bpf/esa"
-
-/* Load-time configuration: the program's .rodata (read-only once loaded). */
-struct esa_cfg {
-	__be16	port;		/* UDP port of the switch */
-	__u16	nvals;		/* values per packet */
-	__u32	slots;		/* aggregator slots in the pool */
-	__u32	max_jobs;	/* job ids 0 .. max_jobs - 1 */
-	__u32	stale_ms;	/* age out partials idle this long; 0: never */
-	__be32	addr;		/* switch address; 0: any destination */
-	__u8	policy;		/* enum esa_policy */
-	__u8	kfunc;		/* job registry read through esa.ko kfuncs */
-	__u16	resv;
-};
-
-enum esa_job_state {
-	ESA_JOB_NONE = 0,	/* id never used */
-	ESA_JOB_ACTIVE,
-	ESA_JOB_DELETED,
-};
-
+/* An IPv4 address and UDP port, as registrations carry them. */
 struct esa_addr {
 	__be32	ip;
 	__be16	port;		/* 0 in a registration: any source port */
 	__u16	resv;
 };
 
-/*
- * esa_jobs: array indexed by job id.  Written by the control plane
- * (esactl or esa.ko) except last_active_ns and, on lease renewal, gen.
- * A slot belongs to a live owner only while the owner's gen still matches
- * the gen stamped in the slot, so deleting a job or letting its lease run out
- * frees all its slots at once, without a scan.
- */
-struct esa_job {
-	__u32	gen;		/* generation: bumped on add, delete, expiry */
-	__u8	state;		/* enum esa_job_state */
-	__u8	nworkers;	/* 1 .. ESA_MAX_WORKERS */
-	__u8	max_prio;	/* highest priority the job may stamp */
-	__u8	flags;
-	struct esa_addr ps;	/* the job's parameter server */
-	__u32	lease_ms;	/* silent this long: slots reclaimed; 0: never */
-	/*
-	 * Where chunk seq goes: slot region_base + seq % region_size.  Policy
-	 * switchml: the job's own region (required).  Policies esa and atp:
-	 * the job's home on the shared pool, which may overlap other homes
-	 * and wrap the pool's end; region_size 0: hash(job) + seq instead.
-	 */
-	__u32	region_base;
-	__u32	region_size;
-	__u32	resv;
-	__u64	last_active_ns;	/* CLOCK_MONOTONIC (coarse), data path */
-	struct esa_addr rank[ESA_MAX_WORKERS];
-};
-
-enum esa_slot_state {
-	ESA_SLOT_FREE = 0,	/* never used, completed, or flushed */
-	ESA_SLOT_BUSY,		/* aggregating */
-	ESA_SLOT_HELD,		/* policy atp: complete, waiting for PS ack */
-};
-
-enum esa_tomb_kind {
-	ESA_TOMB_NONE = 0,
-	ESA_TOMB_DONE,		/* completed: later copies are duplicates */
-	ESA_TOMB_PS,		/* went to the PS: later packets follow it */
-};
+/* ------------------------------------------------------------------------ */
+/* Counters                                                                  */
+/* ------------------------------------------------------------------------ */
 
 /*
- * esa_tombs: what became of each job's recent chunks, so that late packets of
- * a chunk that left the switch neither start a partial that can never
- * complete nor evict live work.  ESA_TOMB_RING entries per job, indexed by
- * esa_tomb_index() (include/esa_policy.h): job * ESA_TOMB_RING + seq % ring.
- * Only the job's own chunk ESA_TOMB_RING later overwrites an entry.  A miss
- * is never wrong, only slower (the PS and the workers' resends finish the
- * chunk).  An entry is only read and written under the lock of its chunk's
- * slot.
+ * What the switch counts, per job (the BPF map layouts and the rest of the
+ * switch's private state are in include/esa_maps.h).  Also the drop reasons
+ * esa.ko's admission kfunc returns.
  */
-#define ESA_TOMB_RING	512
-
-struct esa_tomb {
-	__u32	seq;
-	__u32	gen;
-	__u8	kind;		/* enum esa_tomb_kind */
-	__u8	resv[3];
-};
-
-/*
- * esa_slots: array of ESA_CFG.slots slot headers.  The values live in the
- * parallel array esa_acc: nvals __u64 accumulators per slot, each holding
- * sum(v + 2^31) over the nranks values added so far (value = acc -
- * nranks * 2^31); 64-bit accumulators cannot overflow for 64 ranks, so
- * overflow is checked once per emitted sum, not once per added packet.
- * Everything in a slot (header and its accumulators) is guarded by lock.
- */
-struct esa_slot {
-	struct bpf_spin_lock lock;
-	__u8	state;		/* enum esa_slot_state */
-	__u8	prio;
-	__u8	nranks;		/* popcount(bitmap) */
-	__u8	last;		/* last decision taken here (enum esa_action
-				 * in esa_policy.h), for debugging
-				 */
-	__u16	job;
-	__u16	resv2;
-	__u32	gen;
-	__u32	seq;
-	__u32	resv3;
-	__u64	bitmap;
-	__u64	stamp_ns;	/* last change, for ageing */
-	__u64	resv4[3];
-};
-
-#define ESA_ACC_BIAS	0x80000000ULL
-
-/* Where a result for one job leaves one port: learnt from the job's own
- * data packets (worker lane) and read by the port's egress program.
- */
-struct esa_dest_key {
-	__u32	ifindex;
-	__u16	job;
-	__u16	resv;
-};
-
-struct esa_dest {
-	__u8	mac[6];		/* the host's MAC */
-	__be16	port;
-	__u8	port_mac[6];	/* the switch port's MAC */
-	__u16	rank;
-	__be32	ip;
-	__u32	gen;
-	__u32	ifindex;
-};
-
-/*
- * esa_ports: the devmap of ports that deliver results, ESA_PORT_COPIES
- * entries per port (key ESA_PORT_KEY(ifindex, copy)), all with the same
- * egress program.  A result is broadcast to every entry; on each port the
- * egress program gives one copy to the job's worker there and one to the
- * job's PS if it is there too, and drops the rest.  One program for every
- * entry because the kernel runs the egress program of the first frame
- * queued to a device on all frames it flushes to that device together.
- */
-#define ESA_PORT_COPIES	2
-#define ESA_PORT_KEY(ifindex, copy)	((ifindex) * ESA_PORT_COPIES + (copy))
-
-enum esa_meta_kind {
-	ESA_META_UNICAST = 1,	/* addressed already: send as it is */
-	ESA_META_RESULT,	/* a copy of a broadcast result */
-};
-
-/* Metadata the ingress program hands to the egress program. */
-struct esa_meta {
-	__u32	ps_ifindex;	/* port toward the job's PS; 0: none */
-	__u32	gen;		/* job generation the result belongs to */
-	__be32	ps_ip;
-	__u8	ps_mac[6];
-	__be16	ps_port;
-	__u8	ps_port_mac[6];
-	__u8	kind;		/* enum esa_meta_kind */
-	__u8	resv;
-	__u32	bcast;		/* which broadcast of this CPU */
-};
-
 /* esa_counters: per-CPU array, row = job id, row max_jobs = no job known. */
 enum esa_counter {
 	ESA_C_RX,		/* ESA packets parsed */
@@ -324,10 +194,20 @@ enum esa_counter {
 	ESA_C_RESULT_TX,	/* result copies sent to workers */
 	ESA_C_PS_COPY_TX,	/* result copies sent to the PS */
 	ESA_C_HELD,		/* policy atp: sums sent to the PS to hold */
-	ESA_C_ACK,		/* policy atp: acks from the PS */
-	ESA_C_LEARN,		/* worker locations (re)learnt */
-	ESA_C_LEARN_CONFLICT,	/* two ranks of one job behind one port */
-	ESA_C_PORT_UNKNOWN,	/* data from a port without result delivery */
+	ESA_C_ACK,		/* policy atp: acks that freed a held sum */
+	ESA_C_ACK_STALE,	/* policy atp: acks of the PS matching no held
+				 * sum (a repeat): dropped
+				 */
+	ESA_C_LEARN,		/* rank locations learnt (once a registration) */
+	ESA_C_UP_TX,		/* leaf: sums of its ranks sent to the spine */
+	ESA_C_DOWN_RX,		/* leaf: the spine's results, sent on to the
+				 * leaf's ranks
+				 */
+	ESA_C_FANOUT_MISS,	/* sums sent whole to the PS to deliver: no
+				 * fan-out table for the job's registration,
+				 * or no route to its PS's port
+				 */
+	ESA_C_COPY_DROP,	/* result copies egress could not address */
 	ESA_C_DROP_TRUNC,	/* drops: truncated packet */
 	ESA_C_DROP_VERSION,	/* drops: wrong version */
 	ESA_C_DROP_TYPE,	/* drops: type not accepted from this sender */
@@ -337,8 +217,17 @@ enum esa_counter {
 	ESA_C_DROP_RANK,	/* drops: rank outside the job */
 	ESA_C_DROP_PRIO,	/* drops: priority above the job's maximum */
 	ESA_C_DROP_SPOOF,	/* drops: source is not the rank's address */
+	ESA_C_DROP_PLACE,	/* drops: a rank's packet from another port or
+				 * MAC than the rank is bound to
+				 */
+	ESA_C_DROP_ACK,		/* drops: ACK not from the job's PS (its
+				 * address, port, or the port it is behind)
+				 */
 	ESA_C_DROP_IP,		/* drops: IP options or fragment */
 	ESA_C_DROP_NOROUTE,	/* drops: no route to the PS */
+	ESA_C_DROP_INTERNAL,	/* drops: the switch failed (map lookup,
+				 * metadata): a bug or no memory
+				 */
 	__ESA_C_MAX,
 };
 
@@ -376,9 +265,10 @@ struct esa_counters {
  *   ESA_JOB_A_ID           NLA_U32, required: 0 .. max_jobs - 1 (module
  *                          parameter, default 256; ERANGE otherwise).
  *                          EEXIST if the id is registered.
- *   ESA_JOB_A_WORKERS      NLA_NESTED, required: 1 .. ESA_MAX_WORKERS
- *                          entries (ERANGE otherwise), one per rank in rank
- *                          order; entry r has type r and is itself a nest:
+ *   ESA_JOB_A_WORKERS      NLA_NESTED, required, repeated: one attribute per
+ *                          rank, in rank order (the first is rank 0), 1 ..
+ *                          ESA_MAX_WORKERS of them (ERANGE otherwise).  Each
+ *                          is a nest of:
  *       ESA_ADDR_A_IPV4    NLA_BE32, required, not 0: the rank's address.
  *       ESA_ADDR_A_PORT    NLA_BE16, optional: its UDP source port; 0 or
  *                          absent accepts any port.
@@ -388,8 +278,11 @@ struct esa_counters {
  *                          required and not 0.
  *   ESA_JOB_A_MAX_PRIO     NLA_U8, optional, default 0: the highest priority
  *                          the job's packets may carry.
- *   ESA_JOB_A_LEASE_MS     NLA_U32, optional, default 0 (never):
- *                          0 .. ESA_LEASE_MS_MAX.
+ *   ESA_JOB_A_LEASE_MS     NLA_U32, optional, default 0 (never): 0, or
+ *                          ESA_LEASE_MS_MIN .. ESA_LEASE_MS_MAX (ERANGE
+ *                          otherwise; the data path stamps activity at most
+ *                          once a millisecond on a coarse clock, so a lease
+ *                          of a few ms would expire live jobs).
  *   ESA_JOB_A_REGION_BASE  NLA_U32, optional, default 0: the job's slots
  *   ESA_JOB_A_REGION_SIZE  NLA_U32, optional, default 0: (struct esa_job):
  *                          its region (switchml) or home (esa, atp); base +
@@ -399,8 +292,11 @@ struct esa_counters {
  * ESA_CMD_JOB_DEL: unregister ESA_JOB_A_ID (required).  ENOENT if unknown.
  *
  * ESA_CMD_JOB_GET: with ESA_JOB_A_ID (required), reply with that job;
- * with NLM_F_DUMP (no attributes), one message per registered job in id
- * order.  Reply attributes (also those of ESA_CMD_JOB_ADDED events):
+ * with NLM_F_DUMP (no attributes: EINVAL otherwise), one message per
+ * registered job in id order.  A dump that spans several messages while
+ * jobs are added, deleted or changed has NLM_F_DUMP_INTR set on the
+ * messages after the change: run it again.  Reply attributes (also those
+ * of ESA_CMD_JOB_ADDED and ESA_CMD_JOB_CHANGED events):
  *   ESA_JOB_A_ID, ESA_JOB_A_WORKERS, ESA_JOB_A_PS, ESA_JOB_A_MAX_PRIO,
  *   ESA_JOB_A_LEASE_MS, ESA_JOB_A_REGION_BASE, ESA_JOB_A_REGION_SIZE as in
  *   ESA_CMD_JOB_ADD (ESA_ADDR_A_PORT always present, 0 meaning any), and
@@ -409,6 +305,11 @@ struct esa_counters {
  *                          (or since it was added), saturating.
  *   ESA_JOB_A_EXPIRED      NLA_FLAG: present while the lease has run out and
  *                          no packet came since.
+ *   ESA_JOB_A_REG          NLA_U32: the registration: the generation the
+ *                          job got when it was added.  Unlike the generation
+ *                          it does not change when the lease runs out or
+ *                          the priority is set; delete and add again give a
+ *                          new one (unique per id over time, as generations).
  *
  * ESA_CMD_JOB_SET: change ESA_JOB_A_MAX_PRIO (required) of ESA_JOB_A_ID
  * (required).  No other attribute can change (EOPNOTSUPP): delete the job
@@ -421,9 +322,14 @@ struct esa_counters {
  *                          kept across delete and re-add, only if asked.
  *   Counters are NLA_U64: ESA_CTR_A_ADDS, ESA_CTR_A_DELETES,
  *   ESA_CTR_A_EXPIRIES (leases run out), ESA_CTR_A_RECLAIMS (retired
- *   generations that had admitted packets, so whose slots were released).
+ *   generations that had admitted packets, so whose slots were released),
+ *   and, in the totals only, ESA_CTR_A_FOREIGN (packets of this namespace
+ *   refused because their XDP program serves another namespace: see
+ *   bpf_esa_bind() below).
  *
- * Events, multicast group ESA_GENL_MCGRP_EVENTS, per namespace:
+ * Events, multicast group ESA_GENL_MCGRP_EVENTS, per namespace, in the
+ * order things happened to a job (a job's ADDED comes before anything else
+ * about it):
  *   ESA_CMD_JOB_ADDED      a job was added; attributes as ESA_CMD_JOB_GET.
  *   ESA_CMD_JOB_DELETED    ESA_JOB_A_ID, ESA_JOB_A_GEN: the generation it had.
  *   ESA_CMD_JOB_EXPIRED    ESA_JOB_A_ID, ESA_JOB_A_GEN: the new generation
@@ -431,15 +337,26 @@ struct esa_counters {
  *   ESA_CMD_JOB_RECLAIMED  ESA_JOB_A_ID, ESA_JOB_A_GEN: a retired generation
  *                          that admitted packets: every slot stamped with it
  *                          is free.  Follows EXPIRED or DELETED.
+ *   ESA_CMD_JOB_CHANGED    ESA_CMD_JOB_SET succeeded; attributes as
+ *                          ESA_CMD_JOB_GET.
  * Expiries found by the data path before the module's timer are reported
  * from the timer's work, shortly after; two expiries of one job between
- * two runs of that work (a lease shorter than the work's latency) are
- * reported as one event, while the counters count both.
+ * two runs of that work are reported as one event (with the newer
+ * generation), while the counters count both.
+ *
+ * Memory: a namespace's registry (max_jobs entries) is allocated when its
+ * first job is added, and it and every job are charged to the memory cgroup
+ * of the process that adds them: a container's administrator is bounded by
+ * the container's memory limit (ENOMEM beyond it).
  */
 #define ESA_GENL_NAME		"esa"
 #define ESA_GENL_VERSION	1
 #define ESA_GENL_MCGRP_EVENTS	"events"
 #define ESA_LEASE_MS_MAX	3600000	/* one hour */
+#define ESA_LEASE_MS_MIN	100	/* below, live jobs expire: activity is
+				 * stamped at most once a millisecond, on a
+				 * clock that moves by ticks
+				 */
 
 enum esa_cmd {
 	ESA_CMD_UNSPEC,
@@ -452,6 +369,7 @@ enum esa_cmd {
 	ESA_CMD_JOB_DELETED,
 	ESA_CMD_JOB_EXPIRED,
 	ESA_CMD_JOB_RECLAIMED,
+	ESA_CMD_JOB_CHANGED,
 	__ESA_CMD_MAX,
 };
 
@@ -471,6 +389,7 @@ enum esa_job_attr {
 	ESA_JOB_A_EXPIRED,
 	ESA_JOB_A_COUNTERS,
 	ESA_JOB_A_TOTALS,
+	ESA_JOB_A_REG,
 	__ESA_JOB_A_MAX,
 };
 
@@ -492,6 +411,7 @@ enum esa_ctr_attr {
 	ESA_CTR_A_DELETES,
 	ESA_CTR_A_EXPIRIES,
 	ESA_CTR_A_RECLAIMS,
+	ESA_CTR_A_FOREIGN,
 	__ESA_CTR_A_MAX,
 };
 
@@ -503,22 +423,39 @@ enum esa_ctr_attr {
 /*
  * With esa.ko loaded, the XDP program built with -DESA_KFUNC reads the
  * registry of its packets' namespace (that of the receiving device) through
- * these kfuncs instead of the esa_jobs map (bpf/esa_kfunc.bpf.h):
+ * these kfuncs instead of the esa_jobs map (bpf/esa_kfunc.bpf.h).  Time is
+ * the module's own (the coarse monotonic clock): no kfunc takes it from the
+ * program, so no program can expire every job or keep a silent one alive.
  *
+ *   int bpf_esa_bind(struct xdp_md *ctx, struct esa_kf_bind *b);
+ *	Jobs are per network namespace, but a program's slots are not: a
+ *	program (or its maps) serving ports in two namespaces would see one
+ *	namespace's slots as dead owners in the other and take them.  *b,
+ *	kept by the program in its own memory (zeroed when loaded), binds it
+ *	to the namespace of the first packet that calls this; a packet from
+ *	another namespace then returns -EXDEV, is counted there
+ *	(ESA_CTR_A_FOREIGN) and named in the kernel log, and must be dropped.
+ *	Returns 0 for a packet of the program's namespace; -EINVAL if b is
+ *	not 8-byte aligned.  The data path calls it before admission and
+ *	before the PS's ack touches a slot.
  *   int bpf_esa_admit(struct xdp_md *ctx, __u64 key, __be32 saddr,
- *		       __u64 now, struct esa_kf_jinfo *ji);
+ *		       struct esa_kf_jinfo *ji);
  *	Admit a DATA packet: its job, rank, priority and UDP source port
- *	packed by ESA_KF_KEY(), its IPv4 source, and the time
- *	(bpf_ktime_get_coarse_ns()).  Returns 0, or ESA_C_EXPIRED when the
- *	packet is the job's first after its lease ran out (it belongs to the
- *	new generation: count it), or the ESA_C_DROP_* counter of the reason
- *	it is refused (JOB, RANK, PRIO, SPOOF).  On admission the job's lease
- *	is renewed and *ji filled; else *ji is left alone.
- *   int bpf_esa_owner_alive(struct xdp_md *ctx, __u32 job, __u32 gen,
- *			     __u64 now);
+ *	packed by ESA_KF_KEY(), and its IPv4 source.  Returns 0, or
+ *	ESA_C_EXPIRED when the packet is the job's first after its lease ran
+ *	out (it belongs to the new generation: count it), or the ESA_C_DROP_*
+ *	counter of the reason it is refused (JOB, RANK, PRIO, SPOOF).  On
+ *	admission the job's lease is renewed and *ji filled (generation,
+ *	registration, region, worker count); else *ji is left alone.
+ *   int bpf_esa_owner_alive(struct xdp_md *ctx, __u32 job, __u32 gen);
  *	1 while generation gen of the job is registered and within its lease.
  *   int bpf_esa_job(struct xdp_md *ctx, __u32 job, struct esa_kf_job *out);
  *	1 and *out, or 0 when the job is not registered.
+ *
+ * Pointer arguments must not be NULL.  The module registers the kfuncs with
+ * KF_TRUSTED_ARGS, with which 6.12's verifier refuses a program that may
+ * pass NULL; 6.1's flag does not cover memory arguments, so there the
+ * kfuncs return -EINVAL for a NULL pointer instead of writing through it.
  *
  * No refcounts are taken: the snapshot is copied under RCU (XDP programs
  * run inside an RCU read-side section), and admission passes the packet's
@@ -530,20 +467,36 @@ enum esa_ctr_attr {
 	((__u64)(__u16)(job) | (__u64)(__u16)(rank) << 16 |		\
 	 (__u64)(__u8)(prio) << 32 | (__u64)(__u16)(sport) << 48)
 
-/* What admission tells the data path: bpf/esa.bpf.c's struct esa_jinfo. */
+/*
+ * What admission tells the data path: bpf/esa.bpf.c's struct esa_jinfo.
+ * reg is the job's registration (ESA_JOB_A_REG): its generation when it was
+ * added, which lease expiries do not change.
+ */
 struct esa_kf_jinfo {
 	__u32	gen;
+	__u32	reg;		/* the registration: gen as the job was added */
 	__u32	region_base;
 	__u32	region_size;
-	__u32	nworkers;
+	__u32	nworkers;	/* the job's ranks */
+	__u32	resv;
+	/* Two levels; left 0 by a registry of one level: */
+	__u64	mask;		/* the ranks this box sums; 0: all */
+	__u64	rset;		/* the packet's member's ranks; 0: 1 << rank */
+	struct esa_addr up;	/* a leaf's spine; ip 0: this box is the top */
 };
 
 struct esa_kf_job {
 	__u32	gen;
+	__u32	reg;
 	__u32	region_base;
 	__u32	region_size;
 	__u32	nworkers;
 	struct esa_addr ps;
+};
+
+/* The namespace a program serves, set by bpf_esa_bind(); 0: none yet. */
+struct esa_kf_bind {
+	__u64	netns_cookie;
 };
 
 #endif /* _UAPI_LINUX_ESA_H */

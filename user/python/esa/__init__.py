@@ -3,9 +3,12 @@
 
     import esa
     w = esa.Worker(switch="10.255.0.1", job=7, rank=0, workers=4,
-                   local="10.9.1.2:6007")
+                   local="10.9.1.2:6007", ps="10.9.250.2:9000")
     w.allreduce(tensor)          # in place: a contiguous CPU float32/int32
                                  # torch tensor or numpy array
+    w.allreduce(tensor, out=s)   # or into another buffer of the same kind
+    r = w.allreduce_start(t)     # non-blocking: several may be in flight,
+    r.wait()                     # streaming in order through one window
 
 No compiled extension: the package loads libesa.so, found through
 $ESA_LIBESA, next to this package, in the source tree's build/, or on the
@@ -15,8 +18,9 @@ import ctypes
 import ctypes.util
 import errno
 import os
+import threading
 
-__all__ = ["Worker", "EsaError", "error_bound", "library"]
+__all__ = ["Worker", "Request", "EsaError", "error_bound", "accepts", "library"]
 
 _INT32, _FLOAT32 = 0, 1
 
@@ -56,9 +60,16 @@ def _bind(lib):
         "esa_worker_open": (c.c_void_p, [c.c_void_p, c.c_char_p, c.c_size_t]),
         "esa_worker_close": (None, [c.c_void_p]),
         "esa_worker_error": (c.c_char_p, [c.c_void_p]),
+        "esa_worker_warning": (c.c_char_p, [c.c_void_p]),
         "esa_worker_set_run": (c.c_int, [c.c_void_p, c.c_uint32]),
         "esa_allreduce": (c.c_int, [c.c_void_p, c.c_int, c.c_void_p,
                                     c.c_void_p, c.c_size_t]),
+        "esa_allreduce_start": (c.c_void_p, [c.c_void_p, c.c_int, c.c_void_p,
+                                             c.c_void_p, c.c_size_t]),
+        "esa_test": (c.c_int, [c.c_void_p, c.POINTER(c.c_int)]),
+        "esa_wait": (c.c_int, [c.c_void_p, c.c_int]),
+        "esa_request_free": (None, [c.c_void_p]),
+        "esa_progress": (c.c_int, [c.c_void_p, c.c_int]),
         "esa_worker_stat": (c.c_int64, [c.c_void_p, c.c_char_p]),
         "esa_f32_error_bound": (c.c_double, [c.c_double, c.c_double,
                                              c.c_int, c.c_int]),
@@ -76,13 +87,26 @@ library = _bind(_find_library())
 _STATS = ("ops", "elems", "chunks", "tx_packets", "tx_resends", "rx_packets",
           "rx_results", "rx_from_ps", "rx_duplicates", "rx_stale",
           "rx_invalid", "overflows", "redos", "scale_chunks", "fetch_rx",
-          "fetch_answered", "send_again", "rtt_us_sum", "rtt_samples")
+          "fetch_answered", "send_again", "rtt_us_sum", "rtt_samples",
+          "rx_untrusted", "fetch_refused", "icmp_errors", "ps_probes", "rcvbuf")
 
 
 def error_bound(block_absmax, exact_sum, nworkers, headroom=-1):
     """libesa's bound of |float32 allreduce result - exact sum| (docs/library.md)."""
     return library.esa_f32_error_bound(block_absmax, exact_sum, nworkers,
                                        headroom)
+
+
+def accepts(key, value):
+    """Does this libesa take the setting key = value?  (How a caller finds
+    whether a build has, say, io=xdp, without opening a worker.)"""
+    cfg = library.esa_config_new()
+    if not cfg:
+        raise MemoryError("esa_config_new")
+    try:
+        return library.esa_config_set(cfg, str(key).encode(), str(value).encode()) == 0
+    finally:
+        library.esa_config_free(cfg)
 
 
 def _buffer(buf):
@@ -108,13 +132,19 @@ class Worker:
     """One rank of one job: a libesa worker context and its socket.
 
     Settings are libesa's configuration keys (docs/library.md): switch,
-    job, rank, workers, local, values, window, timeout_ms, priority, prio,
-    prio_max, netns, ... given as keyword arguments, and/or a config file.
+    job, rank, workers, local, ps (required: the job's PS, IP:PORT),
+    values, window, timeout_ms, priority, prio, prio_max, netns, ... given
+    as keyword arguments, and/or a config file.  `warning` says what the
+    worker could not get as configured (e.g. a smaller receive buffer).
     """
 
     def __init__(self, config_file=None, **settings):
         self._w = None
         self.run = 0
+        # one thread at a time drives a libesa worker (esa.h): every call
+        # on it takes this lock, so a communication thread may drive it
+        self._lock = threading.RLock()
+        self._reqs = set()
         cfg = library.esa_config_new()
         if not cfg:
             raise MemoryError("esa_config_new")
@@ -138,6 +168,8 @@ class Worker:
         finally:
             library.esa_config_free(cfg)
         self.workers = int(settings.get("workers", 0))
+        self.warning = library.esa_worker_warning(self._w).decode(
+            errors="replace")
 
     @staticmethod
     def _check_cfg(cfg, rc):
@@ -145,23 +177,62 @@ class Worker:
             raise EsaError(-rc, "esa: " + library.esa_config_error(cfg).decode(
                 errors="replace"))
 
-    def allreduce(self, buf):
-        """Replace buf's elements by their sum over every rank of the job."""
+    def _args(self, buf, out):
         if not self._w:
             raise ValueError("esa: worker closed")
         ptr, n, dtype = _buffer(buf)
-        rc = library.esa_allreduce(self._w, dtype, ptr, ptr, n)
-        if rc:
-            why = library.esa_worker_error(self._w).decode(errors="replace")
-            raise EsaError(-rc, "esa: allreduce: %s" % (
-                why or library.esa_strerror(rc).decode()))
-        return buf
+        optr = ptr
+        if out is not None:
+            optr, on, odtype = _buffer(out)
+            if (on, odtype) != (n, dtype):
+                raise ValueError("esa: out must have buf's dtype and size")
+        return ptr, optr, n, dtype
+
+    def _raise(self, rc, what):
+        why = library.esa_worker_error(self._w).decode(errors="replace")
+        raise EsaError(-rc, "esa: %s: %s" % (what, why or library.esa_strerror(rc).decode()))
+
+    def allreduce(self, buf, out=None):
+        """The sum over every rank of the job of buf's elements: into buf,
+        or into out (of buf's dtype and size; buf is then left as it was).
+        Returns where the sum is."""
+        with self._lock:
+            ptr, optr, n, dtype = self._args(buf, out)
+            rc = library.esa_allreduce(self._w, dtype, ptr, optr, n)
+            if rc:
+                self._raise(rc, "allreduce")
+        return buf if out is None else out
+
+    def allreduce_start(self, buf, out=None):
+        """Start the same allreduce without waiting: a Request.  Several may
+        be in flight; they stream in the order started, through one window.
+        buf and out must stay untouched until the request is done."""
+        with self._lock:
+            ptr, optr, n, dtype = self._args(buf, out)
+            r = library.esa_allreduce_start(self._w, dtype, ptr, optr, n)
+            if not r:
+                e = ctypes.get_errno() or errno.EINVAL
+                self._raise(-e, "allreduce_start")
+            req = Request(self, r, buf if out is None else out, buf)
+            self._reqs.add(req)
+            return req
+
+    def progress(self, timeout_ms=0):
+        """Drive every request for at most timeout_ms: the number still running."""
+        with self._lock:
+            if not self._w:
+                raise ValueError("esa: worker closed")
+            rc = library.esa_progress(self._w, int(timeout_ms))
+            if rc < 0:
+                self._raise(rc, "progress")
+            return rc
 
     def set_run(self, run):
         """Set the run number (libesa's `run`) before the first allreduce."""
         if not self._w:
             raise ValueError("esa: worker closed")
-        rc = library.esa_worker_set_run(self._w, run)
+        with self._lock:
+            rc = library.esa_worker_set_run(self._w, run)
         if rc:
             raise EsaError(-rc, "esa: set_run: %s" % (
                 "an allreduce has started" if rc == -errno.EBUSY else
@@ -170,12 +241,19 @@ class Worker:
 
     def stats(self):
         """The worker's counters (libesa's struct esa_stats) as a dict."""
-        return {k: library.esa_worker_stat(self._w, k.encode()) for k in _STATS}
+        with self._lock:
+            if not self._w:
+                raise ValueError("esa: worker closed")
+            return {k: library.esa_worker_stat(self._w, k.encode()) for k in _STATS}
 
     def close(self):
-        if self._w:
-            library.esa_worker_close(self._w)
-            self._w = None
+        """Close the worker; requests still running are abandoned."""
+        with self._lock:
+            for r in list(self._reqs):
+                r._free()
+            if self._w:
+                library.esa_worker_close(self._w)
+                self._w = None
 
     def __enter__(self):
         return self
@@ -184,4 +262,57 @@ class Worker:
         self.close()
 
     def __del__(self):
-        self.close()
+        if hasattr(self, "_lock"):
+            self.close()
+
+
+class Request:
+    """An allreduce in flight (Worker.allreduce_start): test() or wait().
+
+    Done, it has freed libesa's request; its result is where the sum went
+    (`result`).  An error of the allreduce is raised by test() and wait()
+    as EsaError (ERANGE: NaN or infinity in some rank's block, whose
+    elements are NaN; the worker goes on)."""
+
+    def __init__(self, worker, handle, result, source):
+        self.worker = worker
+        self.result = result
+        self._src = source          # kept alive until done
+        self._r = handle
+        self.status = None
+
+    def _free(self):
+        if self._r:
+            library.esa_request_free(self._r)
+            self._r = None
+            self.worker._reqs.discard(self)
+
+    def _done(self, status):
+        self.status = status
+        self._free()
+        self._src = None
+        if status:
+            self.worker._raise(status, "allreduce")
+        return True
+
+    def test(self):
+        """True when done (raises its error), False while running."""
+        if self.status is not None:
+            return self._done(self.status) if self.status else True
+        with self.worker._lock:
+            st = ctypes.c_int(0)
+            rc = library.esa_test(self._r, ctypes.byref(st))
+            if rc < 0:
+                self._done(rc)
+            return self._done(st.value) if rc == 1 else False
+
+    def wait(self, timeout_ms=-1):
+        """Block until done (True; raises its error) or timeout_ms passes
+        (False); -1: no limit."""
+        if self.status is not None:
+            return self.test()
+        with self.worker._lock:
+            rc = library.esa_wait(self._r, int(timeout_ms))
+            if rc == -errno.EAGAIN:
+                return False
+            return self._done(rc)

@@ -50,46 +50,71 @@ def shapes(n, seed):
 
 
 def checked_hook(state, bucket):
-    """esa.ddp's hook, checked against gloo: every element of the switch's
-    sum must be within libesa's documented bound of the exact sum (here
-    gloo's float32 sum, whose own rounding is added to the tolerance)."""
-    import esa
+    """esa.ddp's hook, checked against gloo: every element of the bucket's
+    average must be within esa.ddp.error_bound() of the exact average (here
+    gloo's float32 sum of the same gradients / world, whose own rounding is
+    added to the tolerance).  The references are asynchronous gloo
+    allreduces issued here; the check runs when the switch's sum is in, so
+    the buckets still overlap."""
     import esa.ddp
 
     x = bucket.buffer()
-    ref = x.clone()
-    dist.all_reduce(ref)
-    absmax = x.abs().max().reshape(1)
-    dist.all_reduce(absmax, op=dist.ReduceOp.MAX)
-    fut = esa.ddp.esa_hook(state, bucket)
-    got = fut.value() * state.world_size
-    m, n = absmax.item(), state.world_size
-    # Any block's largest magnitude is at most the bucket's: a valid bound.
-    tol = torch.tensor([esa.error_bound(m, float(v), n) for v in ref.tolist()])
-    tol += n * n * m * 2.0 ** -24
-    err = (got - ref).abs()
-    ratio = (err / tol).max().item()
-    state.worst = max(getattr(state, "worst", 0.0), ratio)
-    if ratio > 1:
-        i = int((err / tol).argmax())
-        raise RuntimeError("element %d: switch %r, gloo %r, error %g over the bound %g"
-                           % (i, got[i].item(), ref[i].item(), err[i].item(),
-                              tol[i].item()))
-    return fut
+    ref = x.to(torch.float32)           # a copy for float16/bfloat16 too
+    if ref.data_ptr() == x.data_ptr():
+        ref = ref.clone()
+    w_ref = dist.all_reduce(ref, async_op=True)
+    absmax = x.abs().max().to(torch.float32).reshape(1)
+    w_max = dist.all_reduce(absmax, op=dist.ReduceOp.MAX, async_op=True)
+    dtype = x.dtype
+
+    def check(fut):
+        got = fut.value()
+        w_ref.wait()
+        w_max.wait()
+        m, n = absmax.item(), state.world_size
+        # Any block's largest magnitude is at most the bucket's: a valid bound.
+        tol = torch.tensor([esa.ddp.error_bound(dtype, m, float(v), n)
+                            for v in ref.tolist()], dtype=torch.float64)
+        tol += n * m * 2.0 ** -24
+        err = (got.double() - ref.double() / n).abs()
+        ratio = (err / tol).max().item()
+        state.worst = max(getattr(state, "worst", 0.0), ratio)
+        state.step_worst = max(getattr(state, "step_worst", 0.0), ratio)
+        state.step_buckets = getattr(state, "step_buckets", 0) + 1
+        if ratio > 1:
+            i = int((err / tol).argmax())
+            raise RuntimeError("%s element %d: switch %r, gloo %r, error %g over the "
+                               "bound %g" % (dtype, i, got[i].item() * n, ref[i].item(),
+                                             err[i].item(), tol[i].item()))
+        return got
+
+    return esa.ddp.esa_hook(state, bucket).then(check)
 
 
 class Net(nn.Module):
-    def __init__(self):
+    """With half=True, fc's parameters are kept in float16 (computed in
+    float32): DDP then hands the hook a float16 bucket beside the float32
+    one (a bucket holds one dtype).  Not bfloat16: torch 1.13's gloo has
+    none, and DDP broadcasts the model through it when it wraps it
+    (torch_hook_test.py sends bfloat16 buckets through the hook)."""
+
+    def __init__(self, half=False):
         super().__init__()
         self.c1 = nn.Conv2d(1, 8, 3, padding=1)
         self.c2 = nn.Conv2d(8, 16, 3, padding=1)
         self.fc = nn.Linear(16 * 4 * 4, 32)
         self.out = nn.Linear(32, 4)
+        if half:
+            self.fc.to(torch.float16)
+
+    @staticmethod
+    def lin(layer, x):
+        return F.linear(x, layer.weight.float(), layer.bias.float())
 
     def forward(self, x):
         x = F.max_pool2d(F.relu(self.c1(x)), 2)
         x = F.max_pool2d(F.relu(self.c2(x)), 2)
-        return self.out(F.relu(self.fc(x.flatten(1))))
+        return self.lin(self.out, F.relu(self.lin(self.fc, x.flatten(1))))
 
 
 def bench(a, worker, reps=10):
@@ -128,6 +153,7 @@ def main():
     ap.add_argument("--switch", help="the switch's ADDR (--comm esa)")
     ap.add_argument("--job", type=int, default=1)
     ap.add_argument("--local", help="this rank's registered ADDR:PORT (--comm esa)")
+    ap.add_argument("--ps", help="the job's PS, ADDR:PORT as registered (--comm esa)")
     ap.add_argument("--values", type=int, default=256)
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--batch", type=int, default=32, help="per rank")
@@ -139,6 +165,11 @@ def main():
                          "values with gloo and (--comm esa) the switch")
     ap.add_argument("--check-bound", action="store_true",
                     help="--comm esa: check every bucket against gloo's sum")
+    ap.add_argument("--half", action="store_true",
+                    help="keep a layer's parameters in float16 (a float16 bucket)")
+    ap.add_argument("--bucket-kb", type=float,
+                    help="DDP's bucket size, first bucket too, in KB (smaller: more "
+                         "buckets)")
     a = ap.parse_args()
 
     torch.set_num_threads(1)
@@ -147,13 +178,20 @@ def main():
     dist.init_process_group("gloo", init_method="tcp://%s:%s" % (addr, port),
                             rank=a.rank, world_size=a.world,
                             timeout=datetime.timedelta(seconds=120))
-    model = nn.parallel.DistributedDataParallel(Net())
+    ddp_args = {}
+    if a.bucket_kb is not None:
+        ddp_args["bucket_cap_mb"] = a.bucket_kb / 1024
+        # DDP's first bucket is 1 MB whatever the cap (torch 1.13): this
+        # model's 38 KB would be one bucket
+        dist._DEFAULT_FIRST_BUCKET_BYTES = int(a.bucket_kb * 1024)
+    model = nn.parallel.DistributedDataParallel(Net(a.half), **ddp_args)
     state = None
     if a.comm == "esa":
         import esa
         import esa.ddp
         worker = esa.Worker(switch=a.switch, job=a.job, rank=a.rank,
-                            workers=a.world, local=a.local, values=a.values)
+                            workers=a.world, local=a.local, ps=a.ps,
+                            values=a.values)
         if a.check_bound:
             worker.set_run(esa.ddp.agree_run())
             state = esa.ddp.EsaHookState(worker)
@@ -170,6 +208,7 @@ def main():
     xte, yte = x[4096:], y[4096:]
     opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=0.9)
     losses = []
+    checks = []     # per step: buckets checked against gloo, largest error / bound
     t0 = time.time()
     per_epoch = len(xtr) // a.batch
     for step in range(a.steps):
@@ -177,6 +216,10 @@ def main():
         opt.zero_grad()
         loss = F.cross_entropy(model(xtr[i:i + a.batch]), ytr[i:i + a.batch])
         loss.backward()
+        if a.check_bound:
+            checks.append((getattr(state, "step_buckets", 0),
+                           getattr(state, "step_worst", 0.0)))
+            state.step_buckets, state.step_worst = 0, 0.0
         opt.step()
         losses.append(loss.item())
         print("rank %d step %d loss %.6f" % (a.rank, step, loss.item()), flush=True)
@@ -185,15 +228,23 @@ def main():
     print("rank %d accuracy %.4f (%d test images) in %.1f s" %
           (a.rank, acc, len(yte), time.time() - t0), flush=True)
     if state:
-        print("rank %d buckets through the switch %d, fallbacks %d; %s" %
-              (a.rank, state.buckets_switch, state.buckets_fallback,
-               state.worker.stats()), flush=True)
+        print("rank %d buckets through the switch %d (float16/bfloat16 %d), fallbacks %d, "
+              "in flight at once %d; %s" %
+              (a.rank, state.buckets_switch, state.buckets_converted,
+               state.buckets_fallback, state.in_flight_max, state.worker.stats()),
+              flush=True)
         if a.check_bound:
             print("rank %d every bucket within the quantization bound: largest "
                   "error %.3g of the bound" % (a.rank, state.worst), flush=True)
+    if state:
+        state.close()
     if a.rank == 0 and a.out:
         with open(a.out, "w") as f:
             json.dump({"comm": a.comm, "losses": losses, "accuracy": acc,
+                       "bucket_checks": checks,
+                       "hook": {k: getattr(state, k) for k in
+                                ("buckets_switch", "buckets_converted",
+                                 "buckets_fallback", "in_flight_max")} if state else None,
                        "params": sum(p.numel() for p in model.parameters()),
                        "test_images": len(yte)}, f)
     dist.destroy_process_group()

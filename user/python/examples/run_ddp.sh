@@ -13,16 +13,17 @@
 # (the topology of selftests/hosts/topo.sh, which the demo and tests share)
 #
 # usage: run_ddp.sh [ -n RANKS ] [ -c esa|gloo ] [ -s STEPS ] [ -o OUT.json ] [ -b ] [ -k ]
-#                   [ -B FLOATS ]
+#                   [ -B FLOATS ] [ -x "MORE ddp_train.py OPTIONS" ]
 #   -b: check every bucket's sum against gloo's (ddp_train.py --check-bound)
 #   -B: no training: time allreduces of FLOATS values, gloo and the switch
+#   -x: e.g. "--half --bucket-kb 8" (a float16 bucket, smaller buckets)
 #   -k: keep the namespaces (for a look at 'esactl stats show' afterwards)
 # Needs root, `make` done, and Debian's python3-torch.
 set -u
 cd "$(dirname "$0")/../../.."
 B=build
-N=3 COMM=esa STEPS=300 OUT= KEEP= CHECK=
-while getopts "n:c:s:o:bkB:" o; do
+N=3 COMM=esa STEPS=300 OUT= KEEP= CHECK= MORE=
+while getopts "n:c:s:o:bkB:x:" o; do
 	case $o in
 	n) N=$OPTARG ;;
 	c) COMM=$OPTARG ;;
@@ -31,7 +32,9 @@ while getopts "n:c:s:o:bkB:" o; do
 	b) CHECK=--check-bound ;;
 	B) CHECK="--bench $OPTARG" ;;
 	k) KEEP=1 ;;
-	*) echo "usage: run_ddp.sh [-n RANKS] [-c esa|gloo] [-s STEPS] [-o OUT.json] [-b] [-k]" >&2
+	x) MORE=$OPTARG ;;
+	*) echo "usage: run_ddp.sh [-n RANKS] [-c esa|gloo] [-s STEPS] [-o OUT.json] [-b] [-k]" \
+		"[-B FLOATS] [-x OPTIONS]" >&2
 	   exit 2 ;;
 	esac
 done
@@ -78,8 +81,9 @@ for r in $(seq 0 $((N - 1))); do
 		set -o pipefail
 		ip netns exec $P-h$h /usr/bin/python3 user/python/examples/ddp_train.py \
 			--rank $r --world "$N" --master 10.9.1.2:29500 --comm "$COMM" \
-			--switch 10.255.0.1 --job $JOB --local 10.9.$h.2:6000 --steps "$STEPS" \
-			${OUT:+--out "$OUT"} $CHECK 2>&1 | sed "s/^/[rank $r] /"
+			--switch 10.255.0.1 --job $JOB --local 10.9.$h.2:6000 --ps 10.9.250.2:9000 \
+			--steps "$STEPS" \
+			${OUT:+--out "$OUT"} $CHECK $MORE 2>&1 | sed -u "s/^/[rank $r] /"
 	) &
 	ranks+=($!)
 done

@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * esa_deliver.bpf.h - how packets leave the switch: to a job's PS (unicast,
+ * through the cached route), and a finished sum to every member of its job
+ * (one copy per member through the job's own devmap, each addressed by the
+ * egress program).  docs/design.md, "Delivering a result".
+ */
+#ifndef _ESA_DELIVER_BPF_H
+#define _ESA_DELIVER_BPF_H
+
+static __always_inline long esa_fib(struct xdp_md *ctx, struct iphdr *ip,
+				    struct udphdr *udp, __be32 dst, __be16 dport,
+				    struct bpf_fib_lookup *fib)
+{
+	fib->family = AF_INET;
+	fib->tos = ip->tos;
+	fib->l4_protocol = IPPROTO_UDP;
+	fib->sport = udp->source;
+	fib->dport = dport;
+	fib->tot_len = bpf_ntohs(ip->tot_len);
+	fib->ipv4_src = ip->saddr;
+	fib->ipv4_dst = dst;
+	fib->ifindex = ctx->ingress_ifindex;
+	return bpf_fib_lookup(ctx, fib, sizeof(*fib), 0);
+}
+
+/* Which of a job's routes (esa_routes, key ESA_ROUTE(job, which)). */
+#define ESA_ROUTE_PS		0	/* to its PS */
+#define ESA_ROUTE_UP		1	/* a leaf's, to its spine */
+#define ESA_ROUTE(jid, which)	((jid) * 2 + (which))
+
+/*
+ * Route `which` of job jid, to ps (its PS, or a leaf's spine): the FIB's
+ * answer, cached per job for ESA_ROUTE_TTL_NS.  Call with the packet's
+ * source already the switch's.  Returns BPF_FIB_LKUP_RET_SUCCESS and *rtp,
+ * or the FIB's failure (never cached).
+ */
+static __always_inline long esa_ps_route(struct xdp_md *ctx, struct esa_pkt *p,
+					 __u32 jid, const struct esa_addr *ps,
+					 struct esa_route **rtp, __u32 which)
+{
+	struct bpf_fib_lookup fib = {};
+	__u32 key = ESA_ROUTE(jid, which);
+	struct esa_route *rt;
+	__u64 now = esa_now();
+	long rc;
+
+	rt = bpf_map_lookup_elem(&esa_routes, &key);
+	if (!rt)
+		return BPF_FIB_LKUP_RET_NOT_FWDED;
+	*rtp = rt;
+	if (rt->stamp_ns && rt->ps_ip == ps->ip && rt->ps_port == ps->port &&
+	    rt->src == p->ip->saddr &&
+	    (__s64)(now - rt->stamp_ns) <= (__s64)ESA_ROUTE_TTL_NS)
+		return BPF_FIB_LKUP_RET_SUCCESS;
+	rc = esa_fib(ctx, p->ip, p->udp, ps->ip, ps->port, &fib);
+	if (rc != BPF_FIB_LKUP_RET_SUCCESS) {
+		rt->stamp_ns = 0;
+		return rc;
+	}
+	rt->ifindex = fib.ifindex;
+	rt->ps_ip = ps->ip;
+	rt->ps_port = ps->port;
+	rt->src = p->ip->saddr;
+	__builtin_memcpy(rt->dmac, fib.dmac, 6);	/* unaligned on the stack */
+	__builtin_memcpy(rt->smac, fib.smac, 6);
+	rt->stamp_ns = now ? now : 1;
+	return rc;
+}
+
+/*
+ * Send the frame in ctx out of port ifindex as it is: through esa_ports,
+ * so that it carries the egress program as every frame queued to that port
+ * must (esa_maps.h); a port the switch does not know gets a plain redirect.
+ */
+static __always_inline int esa_xmit(__u32 ifindex)
+{
+	if (!bpf_map_lookup_elem(&esa_ports, &ifindex))
+		return bpf_redirect(ifindex, 0);
+	return bpf_redirect_map(&esa_ports, ifindex, 0);
+}
+
+/*
+ * Send the packet in ctx, already rewritten, to the PS of job ps_job, and
+ * count it in counter row `row`.  The switch is its source: the PS takes
+ * partials, collisions and results only from the switch's address and port
+ * (docs/protocol.md, "Trust"), and a new packet starts with a fresh TTL.
+ * Fast path: the cached route and a redirect.  When the next hop is not
+ * resolved, the packet goes through the kernel stack with the worker's
+ * source, which the stack forwards like any routed packet, resolving the
+ * next hop on the way; the PS refuses that one packet (not from the
+ * switch), which the workers' resends make good.  A PS on this box cannot
+ * be served (esactl refuses to register one): dropped, drop_noroute.
+ */
+__esa_global int esa_to_ps(struct xdp_md *ctx, __u32 ps_job, __u32 row)
+{
+	struct esa_counters *c = esa_ctr(row);
+	struct esa_route *rt = NULL;
+	struct esa_addr ps;
+	struct esa_pkt p;
+	__be32 worker;
+	__u32 n;
+	long rc;
+
+	if (esa_parse(ctx, &p))
+		return esa_drop(c, ESA_C_DROP_INTERNAL);
+	if (!esa_job_ps(ctx, ps_job, &ps, &n))
+		return esa_drop(c, ESA_C_DROP_JOB);
+	worker = p.ip->saddr;
+	p.ip->saddr = esa_sw_addr(p.ip);
+	p.ip->daddr = ps.ip;
+	p.ip->ttl = ESA_TTL;
+	p.ip->id = 0;
+	p.udp->source = esa_cfg.port;
+	p.udp->dest = ps.port;
+	p.udp->check = 0;
+
+	rc = esa_ps_route(ctx, &p, ps_job, &ps, &rt, ESA_ROUTE_PS);
+	if (rc == BPF_FIB_LKUP_RET_SUCCESS && rt) {
+		esa_ip_csum(p.ip);
+		esa_mac_cpy(p.eth->h_dest, rt->dmac);
+		esa_mac_cpy(p.eth->h_source, rt->smac);
+		CNT(c, ESA_C_PS_TX);
+		return esa_xmit(rt->ifindex);
+	}
+	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH) {
+		p.ip->saddr = worker;
+		esa_ip_csum(p.ip);
+		CNT(c, ESA_C_PS_TX);
+		CNT(c, ESA_C_PS_STACK);
+		return XDP_PASS;
+	}
+	return esa_drop(c, ESA_C_DROP_NOROUTE);
+}
+
+/*
+ * Send the finished sum of job jid (registration reg) in ctx to every
+ * member of the job: one copy per member through the job's devmap, each
+ * addressed by the egress program; with ps_copy the PS is a member too
+ * (policy atp's ACK comes from the PS, which has the sum).  The PS answers
+ * the workers' resends of lost results, so it must get every sum: when the
+ * job has no fan-out table for this registration (registered behind
+ * esactl's back) or its PS's route has moved off the port the table says,
+ * the PS gets the sum as a complete partial (DELIVER) and delivers it.
+ */
+__esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 reg,
+			       int ps_copy)
+{
+	struct esa_counters *c = esa_ctr(jid);
+	struct esa_route *rt = NULL;
+	struct esa_fanout *fan;
+	struct esa_cpu *cpu;
+	struct esa_addr ps;
+	struct esa_pkt p;
+	__u32 n, psi, zero = 0;
+	__be32 worker;
+	void *devmap;
+
+	if (esa_parse(ctx, &p))
+		return esa_drop(c, ESA_C_DROP_INTERNAL);
+	if (!esa_job_ps(ctx, jid, &ps, &n))
+		return esa_drop(c, ESA_C_DROP_JOB);
+	fan = bpf_map_lookup_elem(&esa_members, &jid);
+	devmap = bpf_map_lookup_elem(&esa_fan, &jid);
+	cpu = bpf_map_lookup_elem(&esa_cpu, &zero);
+	if (!fan || !cpu)
+		return esa_drop(c, ESA_C_DROP_INTERNAL);
+	worker = p.ip->saddr;
+	p.ip->saddr = esa_sw_addr(p.ip);
+	psi = fan->ps;
+	if (!devmap || fan->reg != reg || !fan->n || (ps_copy && psi >= ESA_FAN_MAX))
+		goto whole_to_ps;
+	if (ps_copy && psi < ESA_FAN_MAX &&
+	    (esa_ps_route(ctx, &p, jid, &ps, &rt, ESA_ROUTE_PS) !=
+	     BPF_FIB_LKUP_RET_SUCCESS ||
+	     !rt || rt->ifindex != fan->m[psi].ifindex))
+		goto whole_to_ps;
+
+	p.ip->ttl = ESA_TTL;
+	p.ip->id = (__u16)++cpu->bcast;
+	p.udp->source = esa_cfg.port;
+	p.udp->check = 0;
+	p.h->resv = ps_copy ? 0 : ESA_RESV_NO_PS;
+	esa_ip_csum(p.ip);	/* a valid frame even before egress */
+	return bpf_redirect_map(devmap, 0, BPF_F_BROADCAST);
+
+whole_to_ps:
+	CNT(c, ESA_C_FANOUT_MISS);
+	p.ip->saddr = worker;
+	p.h->type = ESA_T_PARTIAL;
+	p.h->reason = ESA_R_DELIVER;
+	return esa_to_ps(ctx, jid, jid);
+}
+
+/*
+ * Two levels: a leaf's sum of its ranks (already the DATA|LEAF packet),
+ * to its spine at up_ip:up_port (the job's upstream, as the packet's
+ * admission read it), from the leaf's address and port like everything the
+ * switch sends; through the cached route.  When the next hop is not
+ * resolved, through the kernel stack (the spine refuses that one packet;
+ * the workers' resends go to the PS and finish the chunk there).
+ */
+__esa_global int esa_to_up(struct xdp_md *ctx, __u32 jid, __be32 up_ip,
+			   __be16 up_port)
+{
+	struct esa_counters *c = esa_ctr(jid);
+	struct esa_addr up = { .ip = up_ip, .port = up_port };
+	struct esa_route *rt = NULL;
+	struct esa_pkt p;
+	long rc;
+
+	if (esa_parse(ctx, &p))
+		return esa_drop(c, ESA_C_DROP_INTERNAL);
+	if (!up.ip)
+		return esa_drop(c, ESA_C_DROP_JOB);
+	p.ip->saddr = esa_sw_addr(p.ip);
+	p.ip->daddr = up.ip;
+	p.ip->ttl = ESA_TTL;
+	p.ip->id = 0;
+	p.udp->source = esa_cfg.port;
+	p.udp->dest = up.port;
+	p.udp->check = 0;
+	esa_ip_csum(p.ip);
+	rc = esa_ps_route(ctx, &p, jid, &up, &rt, ESA_ROUTE_UP);
+	if (rc == BPF_FIB_LKUP_RET_SUCCESS && rt) {
+		esa_mac_cpy(p.eth->h_dest, rt->dmac);
+		esa_mac_cpy(p.eth->h_source, rt->smac);
+		return esa_xmit(rt->ifindex);
+	}
+	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH) {
+		CNT(c, ESA_C_PS_STACK);
+		return XDP_PASS;
+	}
+	return esa_drop(c, ESA_C_DROP_NOROUTE);
+}
+
+/*
+ * Two levels: at a leaf, the spine's result of a chunk goes on to the
+ * leaf's ranks (its fan-out; the spine gave the PS its copy).  Only from
+ * the job's spine: its address and port, and the port it is behind.
+ */
+static __always_inline int esa_down(struct xdp_md *ctx, struct iphdr *ip,
+				    struct udphdr *udp, struct esa_hdr *h,
+				    __u32 jid, struct esa_counters *jc)
+{
+	const struct esa_fanout *fan = bpf_map_lookup_elem(&esa_members, &jid);
+	struct esa_addr up;
+	__u32 n;
+
+	if (!esa_job_up(ctx, jid, &up, &n) || !up.ip)
+		return esa_drop(jc, ESA_C_DROP_TYPE);	/* not a leaf of it */
+	if (up.ip != ip->saddr || up.port != udp->source ||
+	    (fan && fan->up_ifindex && fan->up_ifindex != ctx->ingress_ifindex))
+		return esa_drop(jc, ESA_C_DROP_SPOOF);
+	if ((h->flags & ~ESA_F_OVERFLOW) || h->reason || h->resv ||
+	    h->rank != bpf_htons(ESA_RANK_NONE) ||
+	    h->bitmap != bpf_cpu_to_be64(esa_full_mask(n)) || !fan)
+		return esa_drop(jc, ESA_C_DROP_HEADER);
+	CNT(jc, ESA_C_DOWN_RX);
+	return esa_broadcast(ctx, jid, fan->reg, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Egress: run by the devmaps on each frame they send                  */
+/* ------------------------------------------------------------------ */
+
+/* The first member behind port ifindex, or fan->n if none. */
+static __always_inline __u32 esa_first_member(const struct esa_fanout *fan,
+					      __u32 ifindex)
+{
+	__u32 i;
+
+	for (i = 0; i < ESA_FAN_MAX && i < fan->n; i++)
+		if (fan->m[i].ifindex == ifindex)
+			return i;
+	return fan->n;
+}
+
+/* Address the copy in p to member m of job jid; 0, or 1 if it cannot be. */
+static __always_inline int esa_address(struct esa_pkt *p, __u32 jid,
+				       const struct esa_fanout *fan,
+				       const struct esa_member *m)
+{
+	const struct esa_route *rt;
+	const struct esa_bind *b;
+	__be16 port = m->port;
+
+	if (m->rank == ESA_MEMBER_PS) {
+		__u32 key = ESA_ROUTE(jid, ESA_ROUTE_PS);
+
+		rt = bpf_map_lookup_elem(&esa_routes, &key);
+		if (!rt || !rt->stamp_ns || rt->ifindex != m->ifindex)
+			return 1;
+		esa_mac_cpy(p->eth->h_dest, rt->dmac);
+		esa_mac_cpy(p->eth->h_source, rt->smac);
+	} else {
+		b = esa_bind_of(jid, m->rank);
+		if (!b || (b->word >> 32) != fan->reg ||
+		    (b->word & ESA_BIND_KNOWN) != ESA_BIND_KNOWN)
+			return 1;
+		esa_mac_cpy(p->eth->h_dest, b->mac);
+		esa_mac_cpy(p->eth->h_source, b->port_mac);
+		if (!port)
+			port = b->sport;
+	}
+	p->ip->daddr = m->ip;
+	p->udp->dest = port;
+	return 0;
+}
+
+/*
+ * A frame on its way out of port ifindex.  What the switch unicasts goes as
+ * it is.  A copy of a result goes to the next member behind this port: the
+ * copies of one broadcast (same IP id, job and chunk) reach a port back to
+ * back in member order, so counting them tells which member each is for.
+ */
+static __always_inline int esa_egress(struct xdp_md *ctx, __u32 ifindex)
+{
+	const struct esa_fanout *fan;
+	const struct esa_member *m;
+	struct esa_egress_seen *seen;
+	struct esa_counters *c;
+	__u32 k = ifindex % 4096, jid, i;
+	struct esa_pkt p;
+	int no_ps;
+
+	if (esa_parse(ctx, &p))
+		return XDP_PASS;	/* not ours: as it is */
+	if (p.h->type != ESA_T_RESULT || p.h->reason != ESA_R_NONE)
+		return XDP_PASS;
+	jid = bpf_ntohs(p.h->job);
+	c = esa_ctr(jid);
+	fan = bpf_map_lookup_elem(&esa_members, &jid);
+	seen = bpf_map_lookup_elem(&esa_seen, &k);
+	if (!fan || !seen)
+		return esa_drop(c, ESA_C_DROP_INTERNAL);
+	if (seen->ifindex != ifindex || seen->bcast != p.ip->id ||
+	    seen->job != jid || seen->seq != p.h->seq) {
+		seen->ifindex = ifindex;
+		seen->bcast = p.ip->id;
+		seen->job = jid;
+		seen->seq = p.h->seq;
+		seen->next = esa_first_member(fan, ifindex);
+	}
+	i = seen->next++;
+	if (i >= ESA_FAN_MAX || i >= fan->n || fan->m[i].ifindex != ifindex)
+		return esa_drop(c, ESA_C_COPY_DROP);
+	m = &fan->m[i];
+	no_ps = p.h->resv & ESA_RESV_NO_PS;
+	p.h->resv = 0;
+	if (m->rank == ESA_MEMBER_PS && no_ps)
+		return XDP_DROP;	/* the PS has it: policy atp's ACK */
+	if (esa_address(&p, jid, fan, m))
+		return esa_drop(c, ESA_C_COPY_DROP);
+	esa_ip_csum(p.ip);
+	CNT(c, m->rank == ESA_MEMBER_PS ? ESA_C_PS_COPY_TX : ESA_C_RESULT_TX);
+	return XDP_PASS;
+}
+
+#endif /* _ESA_DELIVER_BPF_H */

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * esa_jobs.bpf.h - the job functions of esa.bpf.c over the esa_jobs map.
+ * Built with -DESA_KFUNC, esa.bpf.c includes esa_kfunc.bpf.h instead, the
+ * same functions over esa.ko's registry; both fill struct esa_jinfo.
+ */
+#ifndef _ESA_JOBS_BPF_H
+#define _ESA_JOBS_BPF_H
+
+static __always_inline struct esa_job *esa_job_lookup(__u32 jid)
+{
+	return bpf_map_lookup_elem(&esa_jobs, &jid);
+}
+
+static __always_inline __u32 esa_ms(__u64 now)
+{
+	return (__u32)(now / NSEC_PER_MSEC);
+}
+
+/*
+ * A packet of job j was admitted: stamp the job's activity (at most once a
+ * millisecond) and return the generation the packet belongs to.  A job
+ * silent past its lease has lost its slots (see esa_owner_alive()); its next
+ * packet renews the lease under a new generation, so the slots stamped with
+ * the old one stay free to all.  Both are one compare-and-swap of j->life:
+ * the CPU that loses takes the generation of the word that beat it, so it
+ * never stamps a generation another CPU has just retired.
+ */
+static __always_inline __u32 esa_job_activity(struct esa_job *j, __u32 jid,
+					      __u64 now)
+{
+	__u64 life = *(volatile __u64 *)&j->life, old, next;
+	__u32 gen = esa_life_gen(life), now_ms = esa_ms(now);
+	int renew = esa_lease_over_ms(j->lease_ms, life, now_ms);
+
+	if (!renew && esa_life_ms(life) == now_ms)
+		return gen;
+	next = ESA_LIFE(gen + renew, now_ms);
+	old = __sync_val_compare_and_swap(&j->life, life, next);
+	if (old != life)
+		return esa_life_gen(old);
+	if (renew)
+		esa_count(jid, ESA_C_EXPIRED);
+	return gen + renew;
+}
+
+/*
+ * Admit the data packet in ctx: check it against its job's registration,
+ * renew the job's lease and fill *ji.  Returns 0 or the counter of the drop
+ * reason.
+ */
+static __always_inline int esa_admit(struct xdp_md *ctx, __u64 now,
+				     struct esa_jinfo *ji)
+{
+	const struct esa_addr *a;
+	struct esa_pkt p;
+	struct esa_job *j;
+	__u16 rank, jid;
+	__u64 set;
+
+	if (esa_parse(ctx, &p))
+		return ESA_C_DROP_TRUNC;
+	jid = bpf_ntohs(p.h->job);
+	j = esa_job_lookup(jid);
+	if (!j || j->state != ESA_JOB_ACTIVE)
+		return ESA_C_DROP_JOB;
+	rank = bpf_ntohs(p.h->rank);
+	if (rank >= j->nworkers)
+		return ESA_C_DROP_RANK;
+	if (p.h->prio > j->max_prio)
+		return ESA_C_DROP_PRIO;
+	a = &j->rank[rank & (ESA_MAX_WORKERS - 1)];
+	if (!a->ip)
+		return ESA_C_DROP_RANK;		/* under another leaf */
+	/* a leaf's sum (at its spine) is of exactly the leaf's ranks */
+	set = j->set[rank & (ESA_MAX_WORKERS - 1)];
+	if (!(p.h->flags & ESA_F_LEAF) != !set ||
+	    (set && p.h->bitmap != bpf_cpu_to_be64(set)))
+		return ESA_C_DROP_HEADER;
+	if (a->ip != p.ip->saddr || (a->port && a->port != p.udp->source))
+		return ESA_C_DROP_SPOOF;
+
+	ji->gen = esa_job_activity(j, jid, now);
+	ji->reg = j->reg;
+	ji->nworkers = j->nworkers;
+	ji->region_base = j->region_base;
+	ji->region_size = j->region_size;
+	ji->mask = j->mask;
+	ji->rset = set;
+	ji->up = j->up;
+	return 0;
+}
+
+/* Is generation gen of job jid still alive? */
+__esa_global int esa_owner_alive(struct xdp_md *ctx, __u32 jid,
+				 __u32 gen, __u64 now)
+{
+	struct esa_job *j = esa_job_lookup(jid);
+	__u64 life;
+
+	/* ctx is the kfunc variant's; a global function must be passed it */
+	if (!ctx || !j || j->state != ESA_JOB_ACTIVE)
+		return 0;
+	life = *(volatile __u64 *)&j->life;
+	return esa_life_gen(life) == gen &&
+	       !esa_lease_over_ms(j->lease_ms, life, esa_ms(now));
+}
+
+/* The PS of job jid; 0 when the job is gone. */
+static __always_inline int esa_job_ps(struct xdp_md *ctx, __u32 jid,
+				      struct esa_addr *ps, __u32 *nworkers)
+{
+	struct esa_job *j = esa_job_lookup(jid);
+
+	if (!j || j->state != ESA_JOB_ACTIVE)
+		return 0;
+	*ps = j->ps;
+	*nworkers = j->nworkers;
+	return 1;
+}
+
+/* A leaf's spine for job jid (ip 0: this box is the top); 0 when gone. */
+static __always_inline int esa_job_up(struct xdp_md *ctx, __u32 jid,
+				      struct esa_addr *up, __u32 *nworkers)
+{
+	struct esa_job *j = esa_job_lookup(jid);
+
+	if (!j || j->state != ESA_JOB_ACTIVE)
+		return 0;
+	*up = j->up;
+	*nworkers = j->nworkers;
+	return 1;
+}
+
+/* Generation, registration and region of job jid; 0 when it is gone. */
+static __always_inline int esa_job_regs(struct xdp_md *ctx, __u32 jid,
+					__u32 *gen, __u32 *reg, __u32 *base,
+					__u32 *size)
+{
+	struct esa_job *j = esa_job_lookup(jid);
+
+	if (!j || j->state != ESA_JOB_ACTIVE)
+		return 0;
+	*gen = esa_life_gen(*(volatile __u64 *)&j->life);
+	*reg = j->reg;
+	*base = j->region_base;
+	*size = j->region_size;
+	return 1;
+}
+
+#endif /* _ESA_JOBS_BPF_H */

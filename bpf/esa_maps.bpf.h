@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * esa_maps.bpf.h - the switch's maps (layouts: include/esa_maps.h), its
+ * counters, its clock and the packet view every part of esa.bpf.c shares.
+ * Sizes below are defaults; the loader sets them from esa_cfg.
+ */
+#ifndef _ESA_MAPS_BPF_H
+#define _ESA_MAPS_BPF_H
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 256);
+	__uint(map_flags, BPF_F_MMAPABLE);	/* field-wise control plane */
+	__type(key, __u32);
+	__type(value, struct esa_job);
+} esa_jobs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct esa_slot);
+} esa_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 256 * ESA_TOMB_RING);
+	__type(key, __u32);
+	__type(value, struct esa_tomb);
+} esa_tombs SEC(".maps");
+
+/* nvals __u64 accumulators per slot (value size set at load). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 4096);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, ESA_MAX_VALUES * sizeof(__u64));
+} esa_acc SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 257);
+	__type(key, __u32);
+	__type(value, struct esa_counters);
+} esa_counters SEC(".maps");
+
+/* Where each rank lives: index job * ESA_MAX_WORKERS + rank. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 256 * ESA_MAX_WORKERS);
+	__type(key, __u32);
+	__type(value, struct esa_bind);
+} esa_binds SEC(".maps");
+
+/* Each job's members, for the egress program; see esa_fan. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct esa_fanout);
+} esa_members SEC(".maps");
+
+#include "esa_fan.bpf.h"	/* each job's devmap */
+
+/* Every port the switch sends on, key ifindex, with the egress program. */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
+	__uint(max_entries, 512);
+	__type(key, __u32);
+	__type(value, struct bpf_devmap_val);
+} esa_ports SEC(".maps");
+
+/*
+ * Per job, the route to its PS as the FIB last gave it: a lookup costs
+ * about 100 ns, and the switch sends its PS many packets.
+ */
+struct esa_route {
+	__u64	stamp_ns;	/* when looked up; 0: never */
+	__be32	src;		/* the source it was looked up for */
+	__u32	ifindex;
+	__be32	ps_ip;
+	__be16	ps_port;
+	__u8	dmac[6];
+	__u8	smac[6];
+	__u16	resv;
+};
+
+#define ESA_ROUTE_TTL_NS	(100 * NSEC_PER_MSEC)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 512);	/* ESA_ROUTE(): two per job */
+	__type(key, __u32);
+	__type(value, struct esa_route);
+} esa_routes SEC(".maps");
+
+/*
+ * Per CPU: the coarse clock, read once per tick (see esa_now()), and the
+ * number of the CPU's last result broadcast.
+ */
+struct esa_cpu {
+	__u64	jiffies;
+	__u64	now_ns;
+	__u32	bcast;
+	__u32	resv;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct esa_cpu);
+} esa_cpu SEC(".maps");
+
+/*
+ * Per CPU and port (index ifindex % 4096): the broadcast whose copies the
+ * egress program is handing out there, and the member the next copy is
+ * for.  A port's copies of one broadcast reach it back to back, in member
+ * order, on the CPU that made them: queued in native mode, one after the
+ * other in generic mode.
+ */
+struct esa_egress_seen {
+	__u32	ifindex;
+	__u32	seq;
+	__u16	job;
+	__u16	bcast;		/* the IP id of the broadcast's copies */
+	__u32	next;		/* member index of the next copy */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct esa_egress_seen);
+} esa_seen SEC(".maps");
+
+static __always_inline struct esa_counters *esa_ctr(__u32 row)
+{
+	return bpf_map_lookup_elem(&esa_counters, &row);
+}
+
+#define CNT(p, idx)				\
+	do {					\
+		if (p)				\
+			(p)->c[idx]++;		\
+	} while (0)
+
+static __always_inline void esa_count(__u32 row, int idx)
+{
+	struct esa_counters *c = esa_ctr(row);
+
+	CNT(c, idx);
+}
+
+static __always_inline int esa_drop(struct esa_counters *c, __u32 idx)
+{
+	barrier_var(idx);	/* the verifier must see the bound too */
+	if (idx < __ESA_C_MAX)
+		CNT(c, idx);
+	return XDP_DROP;
+}
+
+/*
+ * CLOCK_MONOTONIC, coarse: what leases and ageing need.  The coarse clock
+ * only moves on ticks, so it is read once per tick per CPU (the helper costs
+ * about 15 ns a packet here; reading jiffies costs next to nothing).  At
+ * worst a tick stale, the way the coarse clock always is.
+ */
+static __always_inline __u64 esa_now(void)
+{
+	__u64 j = bpf_jiffies64();
+	struct esa_cpu *c;
+	__u32 zero = 0;
+
+	c = bpf_map_lookup_elem(&esa_cpu, &zero);
+	if (!c)
+		return bpf_ktime_get_coarse_ns();
+	if (c->jiffies != j) {
+		c->now_ns = bpf_ktime_get_coarse_ns();
+		c->jiffies = j;
+	}
+	return c->now_ns;
+}
+
+/*
+ * Work outside the slot lock lives in global functions: the verifier checks
+ * each once, on its own, instead of once per path that reaches it, which
+ * keeps the whole program far below the verifier's limits (the locked value
+ * loops are long).  They re-read the headers from ctx; esa_xdp has already
+ * checked that they are there.
+ */
+#define __esa_global __noinline
+
+struct esa_pkt {
+	struct ethhdr	*eth;
+	struct iphdr	*ip;
+	struct udphdr	*udp;
+	struct esa_hdr	*h;
+};
+
+static __always_inline int esa_parse(struct xdp_md *ctx, struct esa_pkt *p)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+
+	p->eth = data;
+	p->ip = (void *)(p->eth + 1);
+	p->udp = (void *)(p->ip + 1);
+	p->h = (void *)(p->udp + 1);
+	return (void *)(p->h + 1) > end;
+}
+
+/* The switch's address: the configured one, or what the worker sent to. */
+static __always_inline __be32 esa_sw_addr(const struct iphdr *ip)
+{
+	return esa_cfg.addr ? esa_cfg.addr : ip->daddr;
+}
+
+static __always_inline void esa_ip_csum(struct iphdr *ip)
+{
+	__u16 *p = (__u16 *)ip;
+	__u32 s = 0;
+	int i;
+
+	ip->check = 0;
+#pragma unroll
+	for (i = 0; i < (int)sizeof(*ip) / 2; i++)
+		s += p[i];
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	ip->check = (__u16)~s;
+}
+
+/* MACs in packets and maps sit 2-byte aligned: compare and copy by halves. */
+static __always_inline int esa_mac_eq(const __u8 *a, const __u8 *b)
+{
+	return *(const __u16 *)a == *(const __u16 *)b &&
+	       *(const __u16 *)(a + 2) == *(const __u16 *)(b + 2) &&
+	       *(const __u16 *)(a + 4) == *(const __u16 *)(b + 4);
+}
+
+static __always_inline void esa_mac_cpy(__u8 *d, const __u8 *s)
+{
+	*(__u16 *)d = *(const __u16 *)s;
+	*(__u16 *)(d + 2) = *(const __u16 *)(s + 2);
+	*(__u16 *)(d + 4) = *(const __u16 *)(s + 4);
+}
+
+#endif /* _ESA_MAPS_BPF_H */

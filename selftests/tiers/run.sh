@@ -1,0 +1,222 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Two levels on live frames (suite 35-tiers): three leaves and a spine, each
+# an XDP switch in its own namespace, real libesa workers (esa-jobs) in
+# namespaces of their own under the leaves, esa-ps behind the spine.  Each
+# leaf-spine link runs through a wire namespace (a bridge) that shapes it
+# (tbf) and, per scenario, loses packets (impair.bpf.o) or goes down
+# mid-run.  docs/design.md, "Two levels".
+#
+#   h1.1 h1.2 -- p1 p2 [leaf 1, 10.254.1.1] uplink -- w1 (tbf, loss) -- u1 \
+#   h2.1 h2.2 -- p1 p2 [leaf 2, 10.254.2.1] uplink -- w2 (tbf, loss) -- u2  [spine] p250 -- h250
+#   h3.1      -- p1    [leaf 3, 10.254.3.1] uplink -- w3 (tbf, loss) -- u3 /  10.255.0.1  (esa-ps)
+#
+#   job 1: 6 ranks, two under each leaf (int32)
+#   job 2: 4 ranks, interleaved: leaf 2 has ranks 0 and 2, leaf 1 rank 1,
+#          leaf 3 rank 3 (a leaf of one rank) (float32)
+#   job 3: 3 ranks, all under leaf 1: it never touches the spine (int32)
+#
+# Windows of 32 chunks against 64 slots a leaf and 32 at the spine: both
+# levels contend (job 2 preempts job 1 at the spine).  Per scenario (clean,
+# 1% and 5% loss on every leaf-spine link, leaf 2's link down for 1.5 s
+# mid-run, policy atp with 1% loss): every sum exact at every rank; the
+# counters of each level tell the story: leaves send sums up and each
+# result from the spine once to each of their ranks, the spine sends each
+# result once to each leaf and once to the PS, the PS finishes what the
+# network lost.  Prints TAP.  KEEP=1 keeps the logs.
+set -u
+cd "$(dirname "$0")/../.."
+B=${OUTPUT:-build}
+P=esat$$
+n=0 fail=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+nok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $*"; }
+check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
+
+echo "TAP version 13"
+for f in esactl esa-jobs esa-ps esa_pass.bpf.o impair.bpf.o; do
+	[ -e $B/$f ] || { echo "1..0 # SKIP $B/$f missing (run make)"; exit 4; }
+done
+[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 4; }
+
+. selftests/tiers/topo.sh
+tiers_init
+LOG=$(mktemp -d)
+PIDS=""
+PS=10.9.250.2:9000
+
+cleanup() {
+	local x
+	for x in $PIDS; do kill $x 2>/dev/null; done
+	for x in $PIDS; do wait $x 2>/dev/null; done
+	tiers_cleanup
+	[ -n "${KEEP:-}" ] && echo "# logs in $LOG" || rm -rf "$LOG"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+check "topology: a spine, three leaves behind shaped links, five worker hosts, a PS" \
+	tiers_setup 3 1.1 1.2 2.1 2.2 3.1
+
+# shape L [SECTION]: leaf L's link at 400 Mbit/s each way, maybe lossy.
+shape() { tiers_shape $1 400mbit ${2:-}; }
+
+# load POLICY: the spine (32 slots) and the leaves (64 slots each).
+load() {
+	local l
+	tiers_load sp addr $SPINE slots 32 values 256 policy $1 || return 1
+	for l in 1 2 3; do
+		tiers_load l$l addr 10.254.$l.1 slots 64 values 256 policy $1 || return 1
+	done
+	tiers_resolve
+}
+
+# Each rank's address: job J rank R lives on host H at port 60J(R).
+a() { echo 10.$((10 + ${1%.*})).${1#*.}.2:$2; }
+# job 1: ranks 0-1 leaf 1, 2-3 leaf 2, 4-5 leaf 3 (h3.1 twice)
+J1=("$(a 1.1 6001)" "$(a 1.2 6001)" "$(a 2.1 6001)" "$(a 2.2 6001)" "$(a 3.1 6001)" "$(a 3.1 6011)")
+J1L=(1 1 2 2 3 3)
+# job 2: leaf 2 ranks 0 and 2, leaf 1 rank 1, leaf 3 rank 3
+J2=("$(a 2.1 6002)" "$(a 1.1 6002)" "$(a 2.2 6002)" "$(a 3.1 6002)")
+J2L=(2 1 2 3)
+# job 3: all under leaf 1
+J3=("$(a 1.1 6003)" "$(a 1.2 6003)" "$(a 1.1 6013)")
+
+# leaf_words L ID ADDRS LEAVES: the job at leaf L ("-" for ranks elsewhere).
+leaf_words() {
+	local l=$1 id=$2 i
+	local -n addrs=$3 leaves=$4
+	printf 'job %s ps %s workers' $id $PS
+	for i in "${!addrs[@]}"; do
+		[ "${leaves[$i]}" = $l ] && printf ' %s' "${addrs[$i]}" || printf ' -'
+	done
+	printf ' upstream %s max-prio 3\n' $SPINE
+}
+
+register() {
+	local l
+	for l in 1 2 3; do
+		sw l$l job add $(leaf_words $l 1 J1 J1L | cut -d' ' -f2-) || return 1
+		sw l$l job add $(leaf_words $l 2 J2 J2L | cut -d' ' -f2-) || return 1
+	done
+	sw l1 job add 3 ps $PS workers "${J3[@]}" max-prio 3 || return 1
+	sw sp job add 1 ps $PS leaves 10.254.1.1=0-1 10.254.2.1=2-3 10.254.3.1=4-5 \
+		max-prio 3 || return 1
+	sw sp job add 2 ps $PS leaves 10.254.2.1=0,2 10.254.1.1=1 10.254.3.1=3 \
+		max-prio 3
+}
+
+# esa-jobs' words for job ID of ADDRS under LEAVES (each worker to its leaf).
+run_words() {
+	local id=$1 extra=$2 i
+	local -n addrs=$3 leaves=$4
+	printf 'job %s ps=%s %s' $id $PS "$extra"
+	for i in "${!addrs[@]}"; do
+		printf ' worker netns=/run/netns/%s-h%s switch=10.254.%s.1 %s' $P \
+			"$(host_of ${addrs[$i]})" ${leaves[$i]} ${addrs[$i]}
+	done
+}
+host_of() { local ip=${1%:*}; ip=${ip#10.}; echo "$((${ip%%.*} - 10)).$(echo $ip | cut -d. -f2)"; }
+
+J3L=(1 1 1)
+
+json() {
+	python3 -c 'import json, sys
+d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+def job(j): return [x for x in d["jobs"] if x["job"] == j][0]
+print(eval(sys.argv[2]))' "$@" 2>/dev/null
+}
+# c SWITCH JOB COUNTER: a counter of this scenario's switch.
+c() { json $LOG/$S.$1.json "job($2)['$3']"; }
+
+# scenario NAME POLICY LOSS [down]: the three jobs through both levels.
+scenario() {
+	local rc x down=${4:-} pspid downpid
+	S=$1
+	for x in 1 2 3; do shape $x $3 || { nok "$S: links shaped"; return; }; done
+	load $2 || { nok "$S: switches loaded ($2)"; return; }
+	register || { nok "$S: jobs registered at the leaves and the spine"; return; }
+	ip netns exec $P-h250 $B/esa-ps -j -s $SPINE -s 10.254.1.1 -s 10.254.2.1 -s 10.254.3.1 \
+		job 1 ps $PS workers "${J1[@]}" job 2 ps $PS workers "${J2[@]}" \
+		job 3 ps $PS workers "${J3[@]}" >$LOG/$S.ps.json 2>$LOG/$S.ps.err &
+	pspid=$!
+	PIDS="$PIDS $pspid"
+	sleep 0.3
+	downpid=
+	if [ -n "$down" ]; then
+		( sleep 1; ip -n $P-w2 link set toleaf down; sleep 1.5
+		  ip -n $P-w2 link set toleaf up ) &
+		downpid=$!
+	fi
+	timeout 300 $B/esa-jobs -j -s $SPINE -n 256K -i 6 --linger 500 \
+		$(run_words 1 "dtype=i32 prio=1 prio_max=3 window=32" J1 J1L) \
+		$(run_words 2 "dtype=f32 prio=3 prio_max=3 window=32" J2 J2L) \
+		$(run_words 3 "dtype=i32 prio=2 prio_max=3 window=32" J3 J3L) \
+		>$LOG/$S.run.json 2>$LOG/$S.run.err
+	rc=$?
+	[ -n "$downpid" ] && wait $downpid
+	for x in sp l1 l2 l3; do sw $x -j stats show >$LOG/$S.$x.json; done
+	kill -TERM $pspid 2>/dev/null
+	wait $pspid 2>/dev/null
+	[ $rc = 0 ] || sed 's/^/# /' $LOG/$S.run.err | head -10
+	json $LOG/$S.run.json '"\n".join("job %d: %s in %.2fs, %d results from the switches, %d from the PS, %d duplicates" % (x["job"], "ok" if x["ok"] else "FAILED " + x["error"], x["jct_s"], x["rx_results"] - x["rx_from_ps"], x["rx_from_ps"], x["rx_duplicates"]) for x in d["jobs"])' | sed 's/^/# /'
+	for x in 1 2; do
+		echo "# job $x: spine completed $(c sp $x completed) preempted $(c sp $x preempt_caused)" \
+		     "collisions $(c sp $x collisions) aged $(c sp $x aged);" \
+		     "leaves up $(( $(c l1 $x up_tx) + $(c l2 $x up_tx) + $(c l3 $x up_tx) ))" \
+		     "down $(( $(c l1 $x down_rx) + $(c l2 $x down_rx) + $(c l3 $x down_rx) ))" \
+		     "to the PS $(( $(c l1 $x ps_tx) + $(c l2 $x ps_tx) + $(c l3 $x ps_tx) + $(c sp $x ps_tx) ))"
+	done
+	check "$S: every allreduce of the 3 jobs right at every rank" \
+		[ "$(json $LOG/$S.run.json 'all(x["ok"] for x in d["jobs"])')" = True ]
+	level_checks "$3$down"
+}
+
+# What each level did.  Every result a leaf gets from the spine goes once
+# to each of its ranks of the job; every result the spine completes goes
+# once to each leaf and once to the PS.
+level_checks() {
+	local x l r tx want
+	for x in 1:3 2:3; do
+		l=${x#*:} x=${x%:*}
+		check "$S: job $x: the spine completed sums ($(c sp $x completed) + $(c sp $x acks) acked) and sent each once to each of its $l leaves ($(c sp $x result_tx)) and the PS ($(c sp $x ps_copy_tx))" \
+			[ $(( $(c sp $x completed) + $(c sp $x acks) )) -gt 0 -a \
+			  "$(c sp $x result_tx)" = $(( ($(c sp $x completed) + $(c sp $x acks)) * l )) -a \
+			  "$(c sp $x ps_copy_tx)" = "$(c sp $x completed)" ]
+	done
+	tx=0 want=0
+	for l in 1 2 3; do
+		for x in 1:2 2:$([ $l = 2 ] && echo 2 || echo 1); do
+			r=${x#*:} x=${x%:*}
+			tx=$((tx + $(c l$l $x result_tx)))
+			want=$((want + $(c l$l $x down_rx) * r))
+		done
+	done
+	check "$S: the leaves sent each result from the spine once to each of their ranks ($tx)" \
+		[ $tx = $want -a $tx -gt 0 ]
+	check "$S: job 3 stayed in leaf 1 (completed $(c l1 3 completed), never up), the spine never saw it" \
+		[ "$(c l1 3 up_tx)" = 0 -a $(( $(c l1 3 completed) + $(c l1 3 acks) )) -gt 0 -a \
+		  "$(json $LOG/$S.sp.json 'len([x for x in d["jobs"] if x["job"] == 3])')" = 0 ]
+	check "$S: no copy dropped, nothing refused by a switch on the way" \
+		[ "$(json $LOG/$S.sp.json 'sum(v for k, v in d["total"].items() if k.startswith("drop_") or k in ("copy_drop", "fanout_miss"))')" = 0 -a \
+		  "$(for l in 1 2 3; do json $LOG/$S.l$l.json 'sum(v for k, v in d["total"].items() if k.startswith("drop_") and k != "drop_noroute" or k in ("copy_drop", "fanout_miss"))'; done | sort -u)" = 0 ]
+	case $1 in
+	"") ;;
+	*down)
+		check "$S: leaf 2's link down 1.5 s: the PS finished what it lost ($(json $LOG/$S.ps.json 'job(1)["done_merged"] + job(2)["done_merged"]') sums merged)" \
+			[ "$(json $LOG/$S.ps.json 'job(1)["done_merged"] + job(2)["done_merged"]')" -gt 0 ] ;;
+	*)
+		check "$S: the PS finished sums the lossy links broke ($(json $LOG/$S.ps.json 'job(1)["done_merged"] + job(2)["done_merged"]'))" \
+			[ "$(json $LOG/$S.ps.json 'job(1)["done_merged"] + job(2)["done_merged"]')" -gt 0 ] ;;
+	esac
+}
+
+scenario clean esa ""
+scenario loss1 esa loss1
+scenario loss5 esa loss5
+scenario linkdown esa "" down
+scenario atp-loss1 atp loss1
+
+echo "1..$n"
+[ $fail = 0 ]

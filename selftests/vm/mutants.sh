@@ -1,0 +1,113 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# mutants.sh [NAME...]: put each bug that issue 12 found back into a copy of
+# today's module, one at a time, boot it in the test VM (vmtest.sh with
+# ESA_VM_KMOD_SRC) and say whether the tests meant to catch that bug fail.
+# A test that passes on its mutant cannot see its bug.  Takes about two
+# minutes a mutant and kernel; prints one line a mutant and ends with
+# "N caught, N missed".  The same cache and environment as vmtest.sh.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+out=build/vm/mutants
+mkdir -p "$out"
+
+# name  series  tests that must fail (a regex on TAP names)  description
+mutants=(
+	"null		6.1 6.12	verifier_refuses_bad_arguments|kernel log	kfuncs without KF_TRUSTED_ARGS or NULL checks"
+	"unaccounted	6.12	container_memory|namespace_teardown|registry_allocated	GFP_KERNEL instead of the caller's memory cgroup"
+	"eager		6.12	registry_allocated_on_first_use	registry allocated with every namespace"
+	"nochanged	6.12	set_prio|nl.events|esactl monitor	no event for a priority change"
+	"noconsistent	6.12	dump_interrupted_by_a_change	dumps without NLM_F_DUMP_INTR"
+	"dumpattrs	6.12	dump_takes_no_attributes	a dump's attributes ignored"
+	"nobind		6.12	program_serves_one_namespace	a program serving every namespace"
+	"nofloor	6.12	out_of_range_values|lease 99|lease of 50 ms	no lease floor"
+	"usedgen	6.12	esa_kmod_stress	used_gen written outside the job's lock"
+	"dkms		6.1	DKMS builds	DKMS needing the running kernel's vmlinux"
+)
+
+# mutate NAME DIR: the bug, into the copy in DIR (fails if the code moved).
+mutate() {
+	local d=$2
+	case $1 in
+	null)
+		sed -i 's/, KF_TRUSTED_ARGS)/)/' "$d/kmod/kfunc.c"
+		sed -i '/if (unlikely(!\(ji\|out\|b\)))/{N;d}' "$d/kmod/kfunc.c" ;;
+	unaccounted)
+		sed -i 's/^#define ESA_GFP.*/#define ESA_GFP GFP_KERNEL/' "$d/kmod/registry.c" ;;
+	eager)
+		sed -i 's/^\ten->dump_seq = 1;/&\n\tmutex_lock(\&en->lock);\n\tesa_reg_get(en);\n\tmutex_unlock(\&en->lock);/' "$d/kmod/registry.c" ;;
+	nochanged)
+		sed -i '/esa_notify_job(en, j, ESA_CMD_JOB_CHANGED, GFP_ATOMIC);/d' "$d/kmod/registry.c" ;;
+	noconsistent)
+		sed -i '/genl_dump_check_consistent(cb, hdr);/d' "$d/kmod/netlink.c" ;;
+	dumpattrs)
+		sed -i 's/if (nlmsg_attrlen(cb->nlh, GENL_HDRLEN)) {/if (0) {/' "$d/kmod/netlink.c" ;;
+	nobind)
+		sed -i 's/if (likely(cookie == net->net_cookie))/if (1)/' "$d/kmod/kfunc.c" ;;
+	nofloor)
+		sed -i 's/if (\*lease_ms \&\& \*lease_ms < ESA_LEASE_MS_MIN) {/if (0) {/' "$d/kmod/netlink.c" ;;
+	usedgen)
+		# The old fast path: a packet marks its generation used itself.
+		python3 - "$d/kmod/registry.h" <<'EOF'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+s = s.replace("""		     esa_lease_over(j->lease_ms, last, now) ||
+		     READ_ONCE(j->used_gen) != *gen))
+		return esa_job_slow(j, now, gen);
+	if ((s64)(now - last) > ESA_STAMP_NS)
+		WRITE_ONCE(j->last_active_ns, now);
+	return 0;""", """		     esa_lease_over(j->lease_ms, last, now)))
+		return esa_job_slow(j, now, gen);
+	if ((s64)(now - last) > ESA_STAMP_NS)
+		WRITE_ONCE(j->last_active_ns, now);
+	if (READ_ONCE(j->used_gen) != *gen)
+		WRITE_ONCE(j->used_gen, *gen);
+	return 0;""")
+open(p, 'w').write(s)
+EOF
+		grep -q 'WRITE_ONCE(j->used_gen, \*gen)' "$d/kmod/registry.h" ;;
+	dkms)
+		sed -i 's/^elif \[ -r "\$image" \]; then/elif false; then/' "$d/kmod/build.sh" ;;
+	esac
+}
+
+caught=0 missed=0
+for m in "${mutants[@]}"; do
+	IFS=$'\t' read -r name series want what <<< "$(echo "$m" | tr -s '\t')"
+	[ $# = 0 ] || [[ " $* " == *" $name "* ]] || continue
+	d=$top/$out/$name
+	rm -rf "$d" && mkdir -p "$d"
+	cp -a Kbuild kmod include "$d/"
+	before=$(cat "$d"/kmod/*.[ch] "$d/kmod/build.sh" | md5sum)
+	mutate "$name" "$d"
+	if [ "$(cat "$d"/kmod/*.[ch] "$d/kmod/build.sh" | md5sum)" = "$before" ]; then
+		echo "mutant $name: could not be made (the code moved): fix mutants.sh"
+		missed=$((missed + 1))
+		continue
+	fi
+	for s in $series; do
+		log=$out/$name-$s.log
+		if [ "$name" = dkms ]; then
+			# The DKMS build uses the tree's build.sh: mutate a copy.
+			cp kmod/build.sh "$out/build.sh.orig"
+			cp "$d/kmod/build.sh" kmod/build.sh
+			selftests/vm/vmtest.sh -b "$s" > "$log" 2>&1
+			cp "$out/build.sh.orig" kmod/build.sh
+		else
+			ESA_VM_KMOD_SRC=$d selftests/vm/vmtest.sh "$s" > "$log" 2>&1
+		fi
+		failed=$(grep -E '^not ok' "$log" | grep -E "$want" | sed 's/^not ok [0-9]* - //' | head -5 |
+			 tr '\n' ';')
+		if [ -n "$failed" ]; then
+			caught=$((caught + 1))
+			echo "mutant $name ($what), $s: caught by: $failed"
+		else
+			missed=$((missed + 1))
+			echo "mutant $name ($what), $s: MISSED (no failure matching /$want/; $log)"
+		fi
+	done
+done
+echo "$caught caught, $missed missed"

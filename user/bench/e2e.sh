@@ -1,0 +1,299 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The end-to-end allreduce benchmark (`make bench-e2e`, as root): float32
+# tensors allreduced among ranks, each rank a process in its own network
+# namespace behind the switch box, by gloo and through the ESA switch, every
+# sum checked (docs/evaluation.md, "End to end").
+#
+#   ns e2e$$-sw:    the switch box: ESA attached natively on every port,
+#                   10.255.0.1:7680, IPv4 forwarding (gloo's TCP is routed)
+#   ns e2e$$-hI:    rank I-1 (10.9.I.2); gloo and libesa use the same routes
+#   ns e2e$$-h250:  esa-ps (10.9.250.2:9000)
+#
+# Configurations (-c), each run with every rank count (-r) and size (-m):
+#   gloo        torch.distributed's gloo over the same namespaces and routes
+#   udp-V       libesa over UDP sockets, V values per packet (the switch is
+#               loaded with V; "max": the largest the links' MTU carries)
+#   xdp-V       libesa over AF_XDP (io=xdp ifname=eth0 queue=0)
+#   ps-V        no switch memory: policy switchml, the job registered
+#               without a region (esa_e2e_job), every chunk summed by esa-ps
+# A configuration this build lacks (libesa refuses io=xdp, the links cannot
+# carry V) gets a row "not available: <reason>", never a number.
+#
+# Rank 0 of each configuration prints one JSON line per size (e2e_rank.py);
+# e2e_report.py turns them into the table, the plot and the last line
+#   e2e: ranks=4 mbytes=16 gloo_MBps=<x> esa_MBps=<y> ratio=<y/x>
+# With -L RATE every host link is shaped to RATE by tbf, both directions
+# (through a bridge namespace per host: XDP's redirects bypass the switch
+# ports' qdiscs).  Everything created is removed on exit, interrupted or not.
+#
+# usage: user/bench/e2e.sh [ -r RANKS ] [ -m SIZES ] [ -n REPS ] [ -c CONFIGS ]
+#                          [ -L RATE ] [ -W WINDOW ] [ -E "KEY=VALUE ..." ] [ -M MTU ]
+#                          [ -o DIR ] [ -p ] [ -q ]
+set -u
+cd "$(dirname "$0")/../.."
+B=${OUTPUT:-build}
+
+RANKS=2,4,8
+SIZES=4,16,64
+REPS=5,3,2
+CONFIGS=gloo,udp-256,udp-max,xdp-256,xdp-max,ps-256
+RATE=
+WINDOW=
+LIBKV=
+MTU=3500
+OUT=$B/e2e
+PERF=0
+PERFARG=
+# E2E_INJECT=1: the last rank's last input is off by one in one element:
+# every configuration's check must fail (45-jct's test of its checker)
+INJECT=${E2E_INJECT:+--inject}
+QUIET=0
+TIMEOUT=${E2E_TIMEOUT:-900}
+PY=/usr/bin/python3
+# gloo would advertise the hostname's address (loopback): use eth0's
+export GLOO_SOCKET_IFNAME=eth0 PYTHONPATH=user/python ESA_LIBESA=$B/libesa.so
+
+usage() {
+	sed -n '/^# usage/,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+	cat <<EOF
+  -r RANKS    rank counts, comma separated ($RANKS)
+  -m SIZES    tensor sizes in MB (2^20 bytes) ($SIZES)
+  -n REPS     timed allreduces per size, one per size ($REPS)
+  -c CONFIGS  configurations ($CONFIGS)
+  -L RATE     shape every host link to RATE with tbf (tc's units: 1gbit, 500mbit)
+  -W WINDOW   libesa's window (its default if unset)
+  -E SETTINGS more libesa settings for every ESA configuration, e.g.
+              "timeout_ms=50 rcvbuf=8388608" (docs/library.md)
+  -M MTU      every link's MTU ($MTU; 856 values need 3440, native XDP takes 3500)
+  -o DIR      where results, logs, the table and the plot go ($OUT)
+  -p          profile: perf record -a -g over each timed region, into
+              DIR/perf/ (perf report -i FILE --sort comm,dso,sym)
+  -q          no progress lines
+EOF
+	exit "${1:-0}"
+}
+while getopts "r:m:n:c:L:W:E:M:o:pqh" o; do
+	case $o in
+	r) RANKS=$OPTARG ;;
+	m) SIZES=$OPTARG ;;
+	n) REPS=$OPTARG ;;
+	c) CONFIGS=$OPTARG ;;
+	L) RATE=$OPTARG ;;
+	W) WINDOW=$OPTARG ;;
+	E) LIBKV=$OPTARG ;;
+	M) MTU=$OPTARG ;;
+	o) OUT=$OPTARG ;;
+	p) PERF=1 ;;
+	q) QUIET=1 ;;
+	h) usage 0 ;;
+	*) usage 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# = 0 ] || usage 2
+
+die() { echo "e2e: $*" >&2; exit 1; }
+say() { [ $QUIET = 1 ] || echo "e2e: $*" >&2; }
+[ "$(id -u)" = 0 ] || die "run as root (namespaces, XDP): sudo make bench-e2e"
+for f in esactl esa-ps esa_e2e_job esa_pass.bpf.o libesa.so; do
+	[ -e $B/$f ] || die "$B/$f missing: run 'make bench-e2e' (it builds everything)"
+done
+$PY -c 'import torch' 2>/dev/null ||
+	die "Debian's python3-torch is missing (scripts/deps.sh torch)"
+numlist() {	# numlist OPTION VALUE: positive integers, comma separated
+	case $2 in ''|,*|*,|*,,*|*[!0-9,]*) die "$1: numbers like 2,4,8, not \"$2\"" ;; esac
+	local v
+	for v in ${2//,/ }; do [ "$v" -ge 1 ] || die "$1: positive numbers, not \"$2\""; done
+}
+numlist -r "$RANKS"
+numlist -m "$SIZES"
+numlist -n "$REPS"
+[ "$(tr -cd , <<<"$SIZES")" = "$(tr -cd , <<<"$REPS")" ] || die "-n: one count per size (-m $SIZES)"
+for r in ${RANKS//,/ }; do [ "$r" -le 64 ] || die "-r: at most 64 ranks"; done
+case $MTU in ''|*[!0-9]*) die "-M: an MTU in bytes" ;; esac
+[ "$MTU" -ge 1280 ] && [ "$MTU" -le 3500 ] || die "-M: 1280 to 3500 (native XDP on veth)"
+[ -z "$WINDOW" ] || case $WINDOW in *[!0-9]*) die "-W: a number of chunks" ;; esac
+for kv in $LIBKV; do [[ $kv =~ ^[a-z_]+=[^=]+$ ]] || die "-E: KEY=VALUE words, not \"$kv\""; done
+[ -z "$RATE" ] || [[ $RATE =~ ^[0-9.]+[kmg]?(bit|bps)$ ]] || die "-L: a rate like 1gbit, not \"$RATE\""
+
+# The largest vector the links carry: IP, UDP and ESA headers, 4 bytes a
+# value, a multiple of 8, at most ESA_MAX_VALUES.
+VMAX=$(( (MTU - 20 - 8 - 24) / 4 / 8 * 8 ))
+LIBMAX=$(sed -n 's/^#define ESA_MAX_VALUES[^0-9]*\([0-9]*\).*/\1/p' include/uapi/linux/esa.h)
+[ "$VMAX" -le "$LIBMAX" ] || VMAX=$LIBMAX
+IFS=, read -r -a CFGS <<<"$CONFIGS"
+for c in "${CFGS[@]}"; do
+	case $c in
+	gloo) ;;
+	udp-max|xdp-max|ps-max) ;;
+	udp-[0-9]*|xdp-[0-9]*|ps-[0-9]*) [[ ${c#*-} =~ ^[0-9]+$ ]] ||
+		die "-c: \"$c\": TRANSPORT-VALUES" ;;
+	*) die "-c: \"$c\": gloo, udp-V, xdp-V or ps-V (V a number of values or max)" ;;
+	esac
+done
+MAXR=0
+for r in ${RANKS//,/ }; do [ "$r" -gt $MAXR ] && MAXR=$r; done
+
+P=e2e$$
+JOB=1
+. selftests/hosts/topo.sh
+mkdir -p "$OUT/log" || die "cannot create $OUT"
+rm -f "$OUT"/results.jsonl "$OUT"/log/*
+SWPID=
+RANKPIDS=
+cleanup() {
+	trap - EXIT INT TERM
+	[ -n "$SWPID" ] && kill "$SWPID" 2>/dev/null
+	local p
+	for p in $RANKPIDS; do kill "$p" 2>/dev/null; done
+	topo_cleanup
+}
+topo_init
+trap cleanup EXIT
+trap 'echo; echo "e2e: interrupted" >&2; exit 130' INT TERM
+if [ $PERF = 1 ]; then
+	command -v perf >/dev/null || die "-p: perf is missing (apt install linux-perf)"
+	mkdir -p "$OUT/perf" || die "cannot create $OUT/perf"
+	PERFARG="--perf $OUT/perf"
+fi
+
+t_start=$(date +%s)
+TOPO_MTU=$MTU
+topo_switch || die "cannot create the switch namespace"
+for ((h = 1; h <= MAXR; h++)); do
+	topo_host $h ${RATE:+wire} || die "cannot create host $h"
+done
+topo_host 250 ${RATE:+wire} || die "cannot create the PS host"
+if [ -n "$RATE" ]; then
+	for h in $(seq 1 $MAXR) 250; do
+		topo_shape $h "$RATE" || die "cannot shape host $h's link to $RATE"
+	done
+fi
+# a process in the switch's namespace: its ports' counters for rank 0
+ip netns exec $SW sleep infinity &
+SWPID=$!
+say "testbed: a switch, $MAXR rank hosts and a PS host, MTU $MTU${RATE:+, links shaped to $RATE}"
+
+LOADED=
+# switch_load VALUES POLICY: (re)load the switch unless it runs that already
+switch_load() {
+	[ "$LOADED" = "$1/$2" ] && return 0
+	[ -n "$LOADED" ] && topo_unload
+	LOADED=
+	topo_load values "$1" slots 4096 policy "$2" >"$OUT/log/load.txt" 2>&1 || return 1
+	LOADED="$1/$2"
+}
+
+# The words of the job: ranks on hosts 1..W, port 6000; its PS on h250.
+workers_of() {
+	local i
+	for ((i = 1; i <= $1; i++)); do printf '10.9.%d.2:6000 ' $i; done
+}
+
+# unavailable W LABEL WHY: a row for every size, no numbers
+unavailable() {
+	local m
+	for m in ${SIZES//,/ }; do
+		printf '{"label": "%s", "ranks": %d, "mib": %d, "available": false, "why": "%s"}\n' \
+			"$2" "$1" "$m" "${3//\"/\'}" >>"$OUT/results.jsonl"
+	done
+	say "$1 ranks, $2: not available: $3"
+}
+
+# one_config W CONFIG: run W ranks of CONFIG over every size
+one_config() {
+	local w=$1 cfg=$2 tr=${2%%-*} v=${2#*-} pol=esa pspid= r rc=0 log esa=() comm=esa
+	local label=$cfg
+	[ "$v" = max ] && v=$VMAX
+	[ "$tr" = gloo ] && { v=256; comm=gloo; }
+	[ "$tr" = gloo ] || label="$tr-$v"
+	if [ "$v" -gt "$VMAX" ] || [ "$v" -lt 8 ] || [ $((v % 8)) != 0 ]; then
+		unavailable "$w" "$label" "$v values need a multiple of 8 within 8..$VMAX (MTU $MTU, ESA_MAX_VALUES $LIBMAX)"
+		return 0
+	fi
+	[ "$tr" = ps ] && pol=switchml
+	switch_load "$v" $pol || { unavailable "$w" "$label" "the switch does not load: $(tail -1 "$OUT/log/load.txt")"; return 0; }
+	if [ "$tr" != gloo ]; then
+		esactl job delete $JOB >/dev/null 2>&1
+		if [ "$tr" = ps ]; then
+			nsenter --net=/run/netns/$SW $B/esa_e2e_job "$PIN" $JOB 10.9.250.2:9000 \
+				$(workers_of "$w") || die "cannot register the PS-only job"
+		else
+			esactl job add $JOB ps 10.9.250.2:9000 workers $(workers_of "$w") ||
+				die "cannot register the job"
+		fi
+		ip netns exec $P-h250 $B/esa-ps -j -v "$v" -s 10.255.0.1 job $JOB \
+			ps 10.9.250.2:9000 workers $(workers_of "$w") \
+			>"$OUT/log/ps-$w-$label.json" 2>"$OUT/log/ps-$w-$label.err" &
+		pspid=$!
+		TOPO_PIDS="$TOPO_PIDS $pspid"
+		for r in $(seq 50); do grep -qs serving "$OUT/log/ps-$w-$label.err" && break; sleep 0.1; done
+		grep -q serving "$OUT/log/ps-$w-$label.err" || die "esa-ps did not start: $(cat "$OUT/log/ps-$w-$label.err")"
+		esa=(--esa values=$v ${WINDOW:+--esa window=$WINDOW})
+		for kv in $LIBKV; do esa+=(--esa "$kv"); done
+		[ "$tr" = xdp ] && esa+=(--esa io=xdp --esa ifname=eth0 --esa queue=0)
+	fi
+	say "$w ranks, $label: sizes $SIZES MB"
+	local pids=() t0
+	t0=$(date +%s)
+	for ((r = 0; r < w; r++)); do
+		log=$OUT/log/rank$r-$w-$label.txt
+		ip netns exec $P-h$((r + 1)) timeout "$TIMEOUT" $PY user/bench/e2e_rank.py \
+			--rank $r --world "$w" --master 10.9.1.2:29500 --comm $comm \
+			--label "$label" --sizes "$SIZES" --reps "$REPS" --switch 10.255.0.1 \
+			--job $JOB --local 10.9.$((r + 1)).2:6000 --ps 10.9.250.2:9000 \
+			"${esa[@]}" $PERFARG $INJECT --ps-pid "${pspid:-0}" --sw-pid "$SWPID" \
+			>"$log" 2>&1 &
+		pids+=($!)
+	done
+	RANKPIDS="${pids[*]}"
+	# the first rank to fail stops the others (they would wait for it)
+	local done left=("${pids[@]}")
+	while [ ${#left[@]} -gt 0 ]; do
+		wait -n -p done "${left[@]}"
+		r=$?
+		[ -n "${done:-}" ] || break
+		local keep=()
+		for p in "${left[@]}"; do [ "$p" = "$done" ] || keep+=("$p"); done
+		left=("${keep[@]}")
+		if [ $r != 0 ] && [ $rc = 0 ]; then
+			rc=1
+			for p in "${left[@]}"; do kill "$p" 2>/dev/null; done
+		fi
+	done
+	RANKPIDS=
+	grep -h '^{' "$OUT/log/rank0-$w-$label.txt" >>"$OUT/results.jsonl"
+	if [ -n "$pspid" ]; then
+		esactl -j stats show job $JOB >"$OUT/log/switch-$w-$label.json" 2>&1
+		kill -TERM "$pspid" 2>/dev/null
+		wait "$pspid" 2>/dev/null
+	fi
+	if [ $rc != 0 ]; then
+		echo "e2e: $w ranks, $label FAILED:" >&2
+		tail -5 "$OUT"/log/rank*-"$w-$label".txt >&2
+	fi
+	say "$w ranks, $label: $(($(date +%s) - t0)) s"
+	return $rc
+}
+
+rc=0
+for w in ${RANKS//,/ }; do
+	for c in "${CFGS[@]}"; do
+		one_config "$w" "$c" || rc=1
+	done
+done
+[ -n "$LOADED" ] && topo_unload
+LOADED=
+say "runs took $(($(date +%s) - t_start)) s"
+if [ $PERF = 1 ]; then
+	for f in "$OUT"/perf/perf-*.data; do
+		[ -e "$f" ] || continue
+		echo "e2e: where the CPU went, $(basename "$f" .data):"
+		$PY user/bench/e2e_stages.py "$f" | sed -n '/^of our/,/^total/p' | sed '/^total/d;s/^/   /'
+	done >"$OUT/stages.txt"
+	cat "$OUT/stages.txt"
+fi
+$PY user/bench/e2e_report.py --dir "$OUT" ${RATE:+--rate "$RATE"} --mtu "$MTU" || rc=1
+exit $rc

@@ -1,0 +1,580 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libesa: the transports.  UDP here, and the worker's side of AF_XDP (the
+ * socket itself, frames and the XDP program are xsk.c's, shared with
+ * esa-ps): its send frames are the DATA packets' buffers, what arrives goes
+ * to esa_rx_packet() in its frame, and the unconnected UDP socket stays
+ * beside it for strays, ICMP errors and what goes to the PS.
+ *
+ * UDP: two sockets on the worker's registered address and port.  `sfd` is
+ * connected to the switch: DATA leaves through it with one route lookup per
+ * send, not per packet, as UDP GSO bursts (UDP_SEGMENT: one send, up to 64
+ * datagrams) where the kernel takes them, and the switch's results come
+ * back on it (the kernel prefers the connected socket for them).  `fd` is
+ * unconnected: the PS's results and FETCHes, and the ICMP errors about what
+ * goes to the PS, arrive there (a connected socket would refuse the PS's
+ * packets; results are unicast, so no broadcast is lost either way).  Both
+ * are drained every round.  Results are received straight into buffers of
+ * a pool; a result the worker uses stays in its buffer as the FETCH cache
+ * entry, so a result is copied once, by the kernel, and then read where it
+ * lies.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/udp.h>
+#include <sys/socket.h>
+
+#include "esa_int.h"
+#include "xsk.h"
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT	103
+#endif
+#define UDP_MAX_SEGS	64	/* the kernel's UDP_MAX_SEGMENTS up to 6.x */
+#define UDP_MAX_PAYLOAD	65507
+
+static int esa_xsk_worker_open(struct esa_worker *w, char *err, size_t len);
+static void esa_xsk_worker_close(struct esa_worker *w);
+static uint8_t *esa_xsk_worker_pkt(struct esa_worker *w, uint32_t id);
+static int esa_xsk_worker_send(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t now);
+static bool esa_xsk_worker_busy(struct esa_worker *w, uint32_t id);
+static void esa_xsk_worker_claim(struct esa_worker *w, uint32_t id);
+static int esa_xsk_worker_recv(struct esa_worker *w, uint64_t now);
+static void esa_xsk_worker_release(struct esa_worker *w, uint64_t buf);
+static int esa_xsk_worker_fd(struct esa_worker *w);
+
+/* Set a socket buffer (beyond the sysctl cap if allowed); what was granted. */
+static int set_buf(int fd, int force, int plain, int bytes)
+{
+	socklen_t sl = sizeof(int);
+	int got = 0;
+
+	if (setsockopt(fd, SOL_SOCKET, force, &bytes, sizeof(bytes)))
+		setsockopt(fd, SOL_SOCKET, plain, &bytes, sizeof(bytes));
+	if (getsockopt(fd, SOL_SOCKET, plain, &got, &sl))
+		return 0;
+	return got / 2;		/* the kernel doubles it for its bookkeeping */
+}
+
+static int sock_fail(char *err, size_t len, const char *what)
+{
+	int e = errno;
+
+	snprintf(err, len, "%s: %s", what, strerror(e));
+	return -e;
+}
+
+/* A socket bound to `local` (shared with the worker's other one); report:
+ * the receive buffer granted is the rcvbuf counter. */
+static int bound_socket(struct esa_worker *w, bool report, char *err, size_t len)
+{
+	int rcvbuf = w->cfg.rcvbuf, got;
+	const struct esa_config *c = &w->cfg;
+	char ip[INET_ADDRSTRLEN];
+	int one = 1, fd, e;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return sock_fail(err, len, "socket");
+	/* ICMP errors about what we send, to name a dead peer (diagnose()) */
+	if (setsockopt(fd, IPPROTO_IP, IP_RECVERR, &one, sizeof(one)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one))) {
+		e = sock_fail(err, len, "IP_RECVERR, SO_REUSEPORT");
+		close(fd);
+		return e;
+	}
+	got = set_buf(fd, SO_RCVBUFFORCE, SO_RCVBUF, rcvbuf);
+	if (report) {
+		w->st.rcvbuf = got;
+		if (got < rcvbuf)
+			esa_warn(w, "rcvbuf: %d bytes granted of %d asked (SO_RCVBUFFORCE needs "
+				 "CAP_NET_ADMIN; net.core.rmem_max caps the rest)", got, rcvbuf);
+	}
+	set_buf(fd, SO_SNDBUFFORCE, SO_SNDBUF, 1 << 20);
+	if (bind(fd, (const struct sockaddr *)&c->local, sizeof(c->local))) {
+		e = errno;
+		inet_ntop(AF_INET, &c->local.sin_addr, ip, sizeof(ip));
+		snprintf(err, len, "cannot bind %s:%u%s%s: %s", ip, ntohs(c->local.sin_port),
+			 c->netns[0] ? " in " : "", c->netns, strerror(e));
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+/* The send socket: connected to the switch, GSO if the kernel has it. */
+static int send_socket(struct esa_worker *w, char *err, size_t len)
+{
+	struct esa_udp *u = &w->udp;
+	int fd = bound_socket(w, false, err, len), seg = w->pktlen;
+
+	if (fd < 0)
+		return fd;
+	if (connect(fd, (const struct sockaddr *)&w->cfg.sw, sizeof(w->cfg.sw))) {
+		int e = sock_fail(err, len, "connect to the switch");
+
+		close(fd);
+		return e;
+	}
+	u->gso = 0;
+	if (!setsockopt(fd, SOL_UDP, UDP_SEGMENT, &seg, sizeof(seg))) {
+		u->gso = UDP_MAX_PAYLOAD / w->pktlen;
+		if (u->gso > UDP_MAX_SEGS)
+			u->gso = UDP_MAX_SEGS;
+		if (u->gso < 2)
+			u->gso = 0;
+	}
+	return fd;
+}
+
+/* The receive buffers: the cache's share, and two batches' worth. */
+static int udp_buffers(struct esa_worker *w)
+{
+	struct esa_udp *u = &w->udp;
+
+	u->slot = (w->pktlen + 64 + 63) & ~(size_t)63;	/* longer: not ours */
+	u->nbuf = w->nrc + 2 * ESA_BATCH;
+	u->mem = aligned_alloc(64, u->slot * u->nbuf);
+	u->free = malloc(u->nbuf * sizeof(*u->free));
+	if (!u->mem || !u->free)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < u->nbuf; i++)
+		u->free[i] = u->nbuf - 1 - i;
+	u->nfree = u->nbuf;
+	for (int i = 0; i < ESA_BATCH; i++) {
+		u->rmsg[i].msg_hdr.msg_iov = &u->riov[i];
+		u->rmsg[i].msg_hdr.msg_iovlen = 1;
+		u->rmsg[i].msg_hdr.msg_name = &u->rsrc[i];
+		u->rb[i] = UINT32_MAX;
+	}
+	return 0;
+}
+
+/* Enter netns (if any) for the calling thread; *back: the fd to return. */
+static int enter_netns(const char *path, int *back, char *err, size_t len)
+{
+	int tgt, e;
+
+	*back = -1;
+	if (!path[0])
+		return 0;
+	*back = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (*back < 0)
+		return sock_fail(err, len, "cannot open this thread's netns");
+	tgt = open(path, O_RDONLY | O_CLOEXEC);
+	if (tgt < 0 || setns(tgt, CLONE_NEWNET)) {
+		e = errno;
+		snprintf(err, len, "cannot %s netns %s: %s", tgt < 0 ? "open" : "enter", path,
+			 strerror(e));
+		if (tgt >= 0)
+			close(tgt);
+		close(*back);
+		*back = -1;
+		return -e;
+	}
+	close(tgt);
+	return 0;
+}
+
+static void leave_netns(int back)
+{
+	if (back < 0)
+		return;
+	if (setns(back, CLONE_NEWNET)) {
+		/* The thread would stay in the other namespace: never. */
+		perror("libesa: cannot return to the caller's netns");
+		abort();
+	}
+	close(back);
+}
+
+/* The UDP sockets (on AF_XDP: the unconnected one only). */
+static int udp_open(struct esa_worker *w, char *err, size_t len)
+{
+	int rc;
+
+	w->udp.fd = w->udp.sfd = -1;
+	rc = bound_socket(w, true, err, len);
+	if (rc < 0)
+		return rc;
+	w->udp.fd = rc;
+	if (w->xsk)
+		return 0;
+	rc = send_socket(w, err, len);
+	if (rc < 0)
+		return rc;
+	w->udp.sfd = rc;
+	return 0;
+}
+
+/* io=xdp, or io=auto: AF_XDP, and the UDP socket beside it. */
+static int xdp_open(struct esa_worker *w, char *err, size_t len)
+{
+	char why[256];
+	int rc;
+
+	rc = esa_xsk_worker_open(w, why, sizeof(why));
+	if (rc && w->cfg.io == ESA_IO_XDP) {
+		snprintf(err, len, "io=xdp: %s", why);
+		return rc;
+	}
+	if (rc)
+		esa_warn(w, "io=auto: UDP, since AF_XDP cannot open: %s", why);
+	rc = udp_open(w, err, len);
+	return rc;
+}
+
+int esa_io_open(struct esa_worker *w, char *err, size_t len)
+{
+	int back, rc;
+
+	rc = udp_buffers(w);
+	if (rc) {
+		snprintf(err, len, "out of memory");
+		return rc;
+	}
+	rc = enter_netns(w->cfg.netns, &back, err, len);
+	if (rc)
+		return rc;
+	rc = w->cfg.io == ESA_IO_UDP ? udp_open(w, err, len) : xdp_open(w, err, len);
+	leave_netns(back);
+	if (rc)
+		return rc;
+	if (!w->xsk) {
+		size_t stride = (w->pktlen + 63) & ~(size_t)63;
+
+		w->pktmem = aligned_alloc(64, stride * w->npkts);
+		if (!w->pktmem) {
+			snprintf(err, len, "out of memory");
+			return -ENOMEM;
+		}
+		memset(w->pktmem, 0, stride * w->npkts);
+		snprintf(w->io_desc, sizeof(w->io_desc), "udp%s", w->udp.gso ? " gso" : "");
+	}
+	return 0;
+}
+
+uint8_t *esa_io_pkt(struct esa_worker *w, uint32_t id)
+{
+	if (w->xsk)
+		return esa_xsk_worker_pkt(w, id);
+	return w->pktmem + (size_t)id * ((w->pktlen + 63) & ~(size_t)63);
+}
+
+void esa_io_close(struct esa_worker *w)
+{
+	esa_xsk_worker_close(w);
+	if (w->udp.fd >= 0)
+		close(w->udp.fd);
+	if (w->udp.sfd >= 0)
+		close(w->udp.sfd);
+	free(w->udp.mem);
+	free(w->udp.free);
+	free(w->pktmem);
+}
+
+/* ------------------------------------------------------------------ */
+/* Sending                                                             */
+/* ------------------------------------------------------------------ */
+
+/* One sendmsg of p[0..n) as a GSO burst; 0 or -errno. */
+static int send_gso(struct esa_worker *w, struct esa_pkt **p, int n)
+{
+	struct esa_udp *u = &w->udp;
+	struct msghdr m = { .msg_iov = u->siov, .msg_iovlen = n };
+
+	for (int i = 0; i < n; i++) {
+		u->siov[i].iov_base = p[i]->buf;
+		u->siov[i].iov_len = w->pktlen;
+	}
+	return sendmsg(u->sfd, &m, 0) < 0 ? -errno : 0;
+}
+
+/* sendmmsg of p[0..n): how many went, or -errno. */
+static int send_each(struct esa_worker *w, struct esa_pkt **p, int n)
+{
+	struct esa_udp *u = &w->udp;
+	int m;
+
+	for (int i = 0; i < n; i++) {
+		u->siov[i].iov_base = p[i]->buf;
+		u->siov[i].iov_len = w->pktlen;
+		u->smsg[i].msg_hdr = (struct msghdr){ .msg_iov = &u->siov[i], .msg_iovlen = 1 };
+	}
+	m = sendmmsg(u->sfd, u->smsg, n, 0);
+	return m < 0 ? -errno : m;
+}
+
+static int udp_send(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t now)
+{
+	struct esa_udp *u = &w->udp;
+	bool retried = false;
+	int sent = 0;
+
+	while (sent < n) {
+		int k = n - sent, m;
+
+		if (u->gso && k > 1) {
+			if (k > u->gso)
+				k = u->gso;
+			m = send_gso(w, p + sent, k);
+			if (m == -EIO || m == -EINVAL) {
+				u->gso = 0;	/* the route's device cannot segment */
+				continue;
+			}
+			m = m ? m : k;
+		} else {
+			m = send_each(w, p + sent, k);
+		}
+		if (m == -EINTR)
+			continue;
+		if (m == -EAGAIN || m == -ENOBUFS) {
+			w->st.send_again++;
+			w->send_blocked = true;
+			break;
+		}
+		if (m < 0 && !esa_transient_errno(-m))
+			return m;
+		if (m < 0) {
+			esa_read_errq(w, u->sfd, now);
+			if (!retried) {
+				retried = true;	/* an earlier packet's ICMP error */
+				continue;
+			}
+			m = 1;	/* count it as sent and lost; the timer resends */
+		}
+		sent += m;
+	}
+	return sent;
+}
+
+int esa_io_send(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t now)
+{
+	if (w->xsk)
+		return esa_xsk_worker_send(w, p, n, now);
+	return udp_send(w, p, n, now);
+}
+
+bool esa_io_busy(struct esa_worker *w, const struct esa_pkt *p)
+{
+	return w->xsk && esa_xsk_worker_busy(w, p->id);
+}
+
+void esa_io_claim(struct esa_worker *w, const struct esa_pkt *p)
+{
+	if (w->xsk)
+		esa_xsk_worker_claim(w, p->id);
+}
+
+int esa_io_send_ps(struct esa_worker *w, const void *buf, size_t len, uint64_t now)
+{
+	if (sendto(w->udp.fd, buf, len, 0, (const struct sockaddr *)&w->cfg.ps,
+		   sizeof(w->cfg.ps)) == (ssize_t)len)
+		return 0;
+	if (esa_transient_errno(errno))
+		esa_read_errq(w, w->udp.fd, now);	/* an ICMP error took its turn */
+	return -errno;
+}
+
+/* ------------------------------------------------------------------ */
+/* Receiving                                                           */
+/* ------------------------------------------------------------------ */
+
+void esa_io_release(struct esa_worker *w, uint64_t buf)
+{
+	if (buf & ESA_XSK_BUF)
+		esa_xsk_worker_release(w, buf);
+	else
+		w->udp.free[w->udp.nfree++] = (uint32_t)buf;
+}
+
+/* Drain one socket: packets handled, or -errno (fatal). */
+static int udp_drain(struct esa_worker *w, int fd, uint64_t now)
+{
+	struct esa_udp *u = &w->udp;
+	int got = 0;
+
+	for (;;) {
+		int m;
+
+		for (int i = 0; i < ESA_BATCH; i++) {
+			if (u->rb[i] == UINT32_MAX)
+				u->rb[i] = u->free[--u->nfree];
+			u->riov[i].iov_base = u->mem + (size_t)u->rb[i] * u->slot;
+			u->riov[i].iov_len = u->slot;
+			u->rmsg[i].msg_hdr.msg_namelen = sizeof(u->rsrc[i]);
+		}
+		m = recvmmsg(fd, u->rmsg, ESA_BATCH, MSG_DONTWAIT, NULL);
+		if (m < 0) {
+			int e = errno;
+
+			if (e == EINTR)
+				continue;
+			if (e == EAGAIN || e == EWOULDBLOCK)
+				return got;
+			if (!esa_transient_errno(e))
+				return -e;
+			esa_read_errq(w, fd, now);	/* ICMP errors about what we sent */
+			continue;
+		}
+		for (int i = 0; i < m; i++) {
+			if (esa_rx_packet(w, u->riov[i].iov_base, u->rmsg[i].msg_len, &u->rsrc[i],
+					  now, u->rb[i]))
+				u->rb[i] = UINT32_MAX;	/* the cache has it now */
+		}
+		got += m;
+		if (m < ESA_BATCH)
+			return got;
+	}
+}
+
+int esa_io_recv(struct esa_worker *w, uint64_t now)
+{
+	int got = 0, rc;
+
+	if (w->xsk) {
+		rc = esa_xsk_worker_recv(w, now);
+		if (rc < 0)
+			return rc;
+		got += rc;
+	}
+	if (w->udp.sfd >= 0) {
+		rc = udp_drain(w, w->udp.sfd, now);
+		if (rc < 0)
+			return rc;
+		got += rc;
+	}
+	rc = udp_drain(w, w->udp.fd, now);
+	return rc < 0 ? rc : got + rc;
+}
+
+int esa_io_wait(struct esa_worker *w, uint64_t deadline_ns)
+{
+	struct pollfd pfd[3];
+	struct timespec ts, *tp = NULL;
+	uint64_t now = esa_now_mono_ns();
+	int n = 0, rc;
+
+	if (deadline_ns != UINT64_MAX) {
+		uint64_t d = deadline_ns > now ? deadline_ns - now : 0;
+
+		ts.tv_sec = d / 1000000000ULL;
+		ts.tv_nsec = d % 1000000000ULL;
+		tp = &ts;
+	}
+	pfd[n++] = (struct pollfd){ .fd = w->udp.fd, .events = POLLIN };
+	if (w->udp.sfd >= 0)
+		pfd[n++] = (struct pollfd){ .fd = w->udp.sfd, .events = POLLIN |
+					    (w->send_blocked ? POLLOUT : 0) };
+	if (w->xsk)
+		pfd[n++] = (struct pollfd){ .fd = esa_xsk_worker_fd(w), .events = POLLIN |
+					    (w->send_blocked ? POLLOUT : 0) };
+	rc = ppoll(pfd, n, tp, NULL);
+	if (rc < 0)
+		return errno == EINTR ? 0 : -errno;
+	for (int i = 0; i < n; i++)
+		if ((pfd[i].revents & POLLERR) && (pfd[i].fd == w->udp.fd ||
+						   pfd[i].fd == w->udp.sfd))
+			esa_read_errq(w, pfd[i].fd, esa_now_mono_ns());
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* AF_XDP for the workers (xsk.c)                                                    */
+/* ------------------------------------------------------------------ */
+
+static int esa_xsk_worker_open(struct esa_worker *w, char *err, size_t len)
+{
+	struct esa_xsk_cfg c = {
+		.ifname = w->cfg.ifname, .route_to = w->cfg.sw.sin_addr, .queue = w->cfg.queue,
+		.local = &w->cfg.local, .nlocal = 1, .tx_frames = w->npkts,
+		.rx_hold = w->nrc, .pkt_max = w->pktlen,
+	};
+	/* xdp_workers workers like this one, or of window 128 if larger */
+	uint32_t one = esa_xsk_need(w->npkts, w->nrc), dflt = esa_xsk_need(4 * 128, 4 * 128);
+	int rc;
+
+	c.umem_frames = w->cfg.xdp_workers * (one > dflt ? one : dflt);
+	rc = esa_xsk_open(&w->xsk, &c, err, len);
+
+	for (uint32_t i = 0; !rc && i < w->npkts; i++)
+		rc = esa_xsk_tx_prep(w->xsk, i, &w->cfg.local, &w->cfg.sw, w->pktlen, err, len);
+	if (rc) {
+		esa_xsk_close(w->xsk);
+		w->xsk = NULL;
+		return rc;
+	}
+	snprintf(w->io_desc, sizeof(w->io_desc), "%s", esa_xsk_desc(w->xsk));
+	w->st.xdp_zerocopy = esa_xsk_zerocopy(w->xsk);
+	return 0;
+}
+
+static void esa_xsk_worker_close(struct esa_worker *w)
+{
+	esa_xsk_close(w->xsk);
+	w->xsk = NULL;
+}
+
+uint8_t *esa_xsk_worker_pkt(struct esa_worker *w, uint32_t id)
+{
+	return esa_xsk_tx_payload(w->xsk, id);
+}
+
+static int esa_xsk_worker_send(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t now)
+{
+	uint32_t f[ESA_BATCH];
+	int k;
+
+	for (int i = 0; i < n; i++)
+		f[i] = p[i]->id;
+	k = esa_xsk_send(w->xsk, f, n);
+	if (k >= 0 && k < n) {
+		w->st.send_again++;
+		w->send_blocked = true;
+	}
+	return k;
+}
+
+static bool esa_xsk_worker_busy(struct esa_worker *w, uint32_t id)
+{
+	return esa_xsk_tx_busy(w->xsk, id);
+}
+
+static void esa_xsk_worker_claim(struct esa_worker *w, uint32_t id)
+{
+	esa_xsk_tx_claim(w->xsk, id);
+}
+
+static int esa_xsk_worker_recv(struct esa_worker *w, uint64_t now)
+{
+	struct esa_xsk_rx rx[ESA_BATCH];
+	int got = 0, n;
+
+	do {
+		n = esa_xsk_recv(w->xsk, rx, ESA_BATCH);
+		for (int i = 0; i < n; i++)
+			if (!esa_rx_packet(w, rx[i].pkt, rx[i].len, &rx[i].src, now, rx[i].buf))
+				esa_xsk_release(w->xsk, rx[i].buf);
+		got += n;
+	} while (n == ESA_BATCH);
+	esa_xsk_flush(w->xsk);
+	return got;
+}
+
+static void esa_xsk_worker_release(struct esa_worker *w, uint64_t buf)
+{
+	esa_xsk_release(w->xsk, buf);
+}
+
+static int esa_xsk_worker_fd(struct esa_worker *w)
+{
+	return esa_xsk_fd(w->xsk);
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * AF_XDP for libesa's workers and for esa-ps (xsk.c): UMEM frames as the
+ * packets' memory, an XDP program on the interface (esa_xsk.bpf.c, through
+ * libxdp) that steers only our addresses' UDP packets to our sockets, full
+ * Ethernet/IP/UDP frames to the next hop's MAC.  Not installed.
+ *
+ * One process shares, per network namespace and interface, one XDP
+ * program, and per queue one UMEM: the sockets of the workers that sit on
+ * the same queue share it (XDP_SHARED_UMEM), each with its own RX and TX
+ * rings and its own send frames.  All of this is behind one lock for
+ * opening and closing and one per queue for its fill and completion rings.
+ */
+#ifndef LIBESA_XSK_H
+#define LIBESA_XSK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <netinet/in.h>
+
+/* A receive-buffer handle of AF_XDP (esa_io_release() tells them apart). */
+#define ESA_XSK_BUF	(1ULL << 63)
+
+struct esa_xsk;
+
+struct esa_xsk_cfg {
+	const char *ifname;		/* "" or NULL: the route to route_to's */
+	struct in_addr route_to;	/* the main peer (the switch) */
+	uint32_t queue;
+	const struct sockaddr_in *local;	/* steered to us: address and port */
+	int	nlocal;
+	uint32_t tx_frames;		/* frames kept for sending */
+	uint32_t rx_hold;		/* frames we may keep from receiving */
+	uint32_t pkt_max;		/* largest UDP payload either way */
+	uint32_t umem_frames;		/* the UMEM's frames if this opening
+					 * makes it (others of this process may
+					 * share it); 0: this socket's need */
+};
+
+/* The frames a socket needs of its queue's UMEM (beside the fill ring). */
+uint32_t esa_xsk_need(uint32_t tx_frames, uint32_t rx_hold);
+
+/* A received UDP packet. */
+struct esa_xsk_rx {
+	uint8_t	*pkt;			/* UDP payload */
+	size_t	len;
+	struct sockaddr_in src;
+	uint64_t buf;			/* for esa_xsk_release() */
+};
+
+/* Open in the calling thread's network namespace; 0 or -errno and a
+ * one-line reason naming what is missing. */
+int esa_xsk_open(struct esa_xsk **x, const struct esa_xsk_cfg *c, char *err, size_t len);
+void esa_xsk_close(struct esa_xsk *x);
+/* "DEV queue N copy|zerocopy, native|generic XDP, ..." */
+const char *esa_xsk_desc(const struct esa_xsk *x);
+bool esa_xsk_zerocopy(const struct esa_xsk *x);
+int esa_xsk_fd(const struct esa_xsk *x);
+/* The route's device, its next hop and MAC for dst (cached). */
+int esa_xsk_next_hop(struct esa_xsk *x, struct in_addr dst, uint8_t mac[6], char *err,
+		     size_t len);
+
+/* Send frame i (0 .. tx_frames - 1): the UDP payload's place in it. */
+uint8_t *esa_xsk_tx_payload(struct esa_xsk *x, uint32_t i);
+/* Its Ethernet, IP and UDP headers, from `from` to `to` (whose next hop's
+ * MAC is resolved, or the call fails), for a payload of paylen bytes. */
+int esa_xsk_tx_prep(struct esa_xsk *x, uint32_t i, const struct sockaddr_in *from,
+		    const struct sockaddr_in *to, size_t paylen, char *err, size_t len);
+/* The frame is still posted (being sent): it must not change. */
+bool esa_xsk_tx_busy(struct esa_xsk *x, uint32_t i);
+/* Wait (bounded) until it is not. */
+void esa_xsk_tx_claim(struct esa_xsk *x, uint32_t i);
+/* Post frames[0..n) and have the kernel send them: how many were posted
+ * (the ring was full for the rest), or -errno. */
+int esa_xsk_send(struct esa_xsk *x, const uint32_t *frames, int n);
+
+/* Up to max received packets (malformed ones are counted and dropped). */
+int esa_xsk_recv(struct esa_xsk *x, struct esa_xsk_rx *rx, int max);
+/* A received packet's frame is free again (after esa_xsk_recv's batch, or
+ * later: a kept one); esa_xsk_flush() hands freed frames to the kernel. */
+void esa_xsk_release(struct esa_xsk *x, uint64_t buf);
+void esa_xsk_flush(struct esa_xsk *x);
+/* Malformed packets dropped, and the kernel's drops (XDP_STATISTICS). */
+uint64_t esa_xsk_rx_bad(const struct esa_xsk *x);
+
+#endif /* LIBESA_XSK_H */
