@@ -182,7 +182,7 @@ static __always_inline int esa_send_out(struct xdp_md *ctx, struct esa_hdr *h,
 	if (o->set & ESA_SET_BITMAP)
 		h->bitmap = bpf_cpu_to_be64(o->bitmap);
 	if (o->to == ESA_TO_MEMBERS)
-		return esa_broadcast(ctx, o->job, ji->reg, 1);
+		return esa_deliver(ctx, o->job, ji->reg, 1);
 	if (o->to == ESA_TO_UP)	/* the upstream its admission just read */
 		return esa_to_up(ctx, o->job, ji->up.ip, ji->up.port);
 	return esa_to_ps(ctx, o->job, o->job);
@@ -356,7 +356,7 @@ static __always_inline int esa_ack(struct xdp_md *ctx, struct iphdr *ip,
 		return esa_drop(jc, ESA_C_ACK_STALE);
 	CNT(jc, ESA_C_ACK);
 	h->type = ESA_T_RESULT;
-	return esa_broadcast(ctx, jid, reg, 0);
+	return esa_deliver(ctx, jid, reg, 0);
 }
 
 /* IP options or a first fragment: drop if it is for us, else not ours. */

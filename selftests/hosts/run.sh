@@ -532,9 +532,11 @@ restart() {
 	start_switch 256 || { nok "$name: switch loaded"; return; }
 	start_ps $name.ps0 || { nok "$name: PS started"; return; }
 	for i in $WORKERS; do topo_impair $i mix 2>/dev/null; done
-	run_jobs $name 512k 6 &
+	# Long enough that the jobs are mid-run when the PS dies, and for
+	# its successor to serve them: about 5 s on the fast path.
+	run_jobs $name 512k 24 &
 	local main=$!
-	sleep 1.5
+	sleep 1.0
 	kill -9 $PSPID
 	wait $PSPID 2>/dev/null
 	alive=no

@@ -44,6 +44,20 @@ SLOW_JOB, SLOW_S = 4, 0.2     # the switch holds this job's results 200 ms
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def uapi_version():
+    """ESA_VERSION, from the one definition of the wire format."""
+    path = os.path.join(HERE, "../../include/uapi/linux/esa.h")
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if len(w) >= 3 and w[:2] == ["#define", "ESA_VERSION"]:
+                return int(w[2])
+    raise SystemExit("no ESA_VERSION in " + path)
+
+
+VERSION = uapi_version()
+
+
 class Switch(threading.Thread):
     """Sums every chunk over WORLD ranks in 64 bits, sends the sum to each."""
 
@@ -60,7 +74,7 @@ class Switch(threading.Thread):
         self.stop = False
 
     def result(self, job, seq, flags, vals):
-        return HDR.pack(1, RESULT, flags, 0, job, 0xffff, (1 << WORLD) - 1, seq, NV,
+        return HDR.pack(VERSION, RESULT, flags, 0, job, 0xffff, (1 << WORLD) - 1, seq, NV,
                         0, 0) + vals
 
     def send_due(self):
