@@ -22,6 +22,7 @@
 #include <linux/ip.h>
 #include <linux/in.h>
 #include <linux/udp.h>
+#include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "esa_switch.h"
@@ -168,19 +169,7 @@ static __always_inline int esa_send_out(struct xdp_md *ctx, struct esa_hdr *h,
 	}
 	if (o->to == ESA_TO_SLOT || o->to == ESA_TO_DROP)
 		return XDP_DROP;
-	h->type = o->type;
-	h->reason = o->reason;
-	if (o->set & ESA_SET_FLAGS)
-		h->flags = o->flags;
-	if (o->set & ESA_SET_KEY) {
-		h->prio = o->prio;
-		h->job = bpf_htons(o->job);
-		h->seq = bpf_htonl(o->seq);
-	}
-	if (o->set & ESA_SET_RANK)
-		h->rank = bpf_htons(o->rank);
-	if (o->set & ESA_SET_BITMAP)
-		h->bitmap = bpf_cpu_to_be64(o->bitmap);
+	esa_out_apply(h, o);
 	if (o->to == ESA_TO_MEMBERS)
 		return esa_deliver(ctx, o->job, ji->reg, 1);
 	if (o->to == ESA_TO_UP)	/* the upstream its admission just read */
@@ -442,6 +431,13 @@ SEC("xdp/devmap")
 int esa_egress_prog(struct xdp_md *ctx)
 {
 	return esa_egress(ctx, ctx->egress_ifindex);
+}
+
+/* Generic mode's fan-out, at the tc ingress of its ports (esa_maps.h). */
+SEC("tc")
+int esa_tc_fan(struct __sk_buff *skb)
+{
+	return esa_tc_fanout(skb);
 }
 
 /*

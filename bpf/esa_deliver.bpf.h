@@ -133,6 +133,39 @@ __esa_global int esa_to_ps(struct xdp_md *ctx, __u32 ps_job, __u32 row)
 	return esa_drop(c, ESA_C_DROP_NOROUTE);
 }
 
+/* Did this packet come in on a port attached in generic mode? */
+static __always_inline int esa_port_skb(__u32 ifindex)
+{
+	const struct esa_port_info *pi;
+
+	pi = bpf_map_lookup_elem(&esa_portinfo, &ifindex);
+	return pi && (pi->flags & ESA_PORT_SKB);
+}
+
+/*
+ * Generic mode: hand the finished sum in ctx to the port's tc program,
+ * which makes the members' copies (esa_tc.bpf.h, include/esa_maps.h).
+ */
+static __always_inline int esa_fan_by_tc(struct xdp_md *ctx,
+					 struct esa_counters *c, __u32 jid,
+					 __u32 reg, int ps_copy)
+{
+	struct esa_fan_meta *fm;
+
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*fm)))
+		return esa_drop(c, ESA_C_DROP_INTERNAL);
+	fm = (void *)(long)ctx->data_meta;
+	if ((void *)(fm + 1) > (void *)(long)ctx->data)
+		return esa_drop(c, ESA_C_DROP_INTERNAL);
+	fm->magic = ESA_FAN_MAGIC;
+	fm->reg = reg;
+	fm->job = jid;
+	fm->ps_copy = !!ps_copy;
+	fm->resv = 0;
+	fm->resv2 = 0;
+	return XDP_PASS;
+}
+
 /* esa_broadcast()'s answer when the PS must deliver the sum itself. */
 #define ESA_BCAST_TO_PS		(-1)
 
@@ -185,6 +218,11 @@ __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 reg,
 	p.ip->id = (__u16)++cpu->bcast;
 	p.udp->source = esa_cfg.port;
 	p.udp->check = 0;
+	if (esa_port_skb(ctx->ingress_ifindex)) {
+		p.h->resv = 0;
+		esa_ip_csum(p.ip);
+		return esa_fan_by_tc(ctx, c, jid, reg, ps_copy);
+	}
 	p.h->resv = ps_copy ? 0 : ESA_RESV_NO_PS;
 	esa_ip_csum(p.ip);	/* a valid frame even before egress */
 	return bpf_redirect_map(devmap, 0, BPF_F_BROADCAST);
@@ -374,6 +412,66 @@ static __always_inline int esa_egress(struct xdp_md *ctx, __u32 ifindex)
 	esa_ip_csum(p.ip);
 	CNT(c, m->rank == ESA_MEMBER_PS ? ESA_C_PS_COPY_TX : ESA_C_RESULT_TX);
 	return XDP_PASS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Generic mode: the fan-out in the port's tc ingress program          */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A frame at the tc ingress of a port attached in generic mode: a sum the
+ * XDP program finished and passed up with struct esa_fan_meta goes to each
+ * member as its own copy, addressed as egress addresses one (esa_address()),
+ * counted alike; everything else goes on as it is.  bpf_clone_redirect()
+ * sends a clone and makes the original private again, so each member's
+ * addressing is written into a buffer no sent copy shares.
+ */
+static __always_inline int esa_tc_fanout(struct __sk_buff *skb)
+{
+	struct esa_fan_meta *fm = (void *)(long)skb->data_meta;
+	const struct esa_fanout *fan;
+	const struct esa_member *m;
+	struct esa_counters *c;
+	__u32 jid, reg, i;
+	struct esa_pkt p;
+	int ps_copy;
+
+	if ((void *)(fm + 1) > (void *)(long)skb->data ||
+	    fm->magic != ESA_FAN_MAGIC)
+		return TC_ACT_OK;	/* not a sum of ours */
+	jid = fm->job;
+	reg = fm->reg;
+	ps_copy = fm->ps_copy;
+	c = esa_ctr(jid);
+	fan = bpf_map_lookup_elem(&esa_members, &jid);
+	if (!c)
+		return TC_ACT_SHOT;
+	if (!fan || fan->reg != reg) {
+		c->c[ESA_C_COPY_DROP]++;
+		return TC_ACT_SHOT;
+	}
+	for (i = 0; i < ESA_FAN_MAX; i++) {
+		if (i >= fan->n)
+			break;
+		m = &fan->m[i];
+		if (m->rank == ESA_MEMBER_PS && !ps_copy)
+			continue;	/* the PS has it: policy atp's ACK */
+		if (esa_parse_at((void *)(long)skb->data,
+				 (void *)(long)skb->data_end, &p))
+			break;
+		if (esa_address(&p, jid, fan, m)) {
+			CNT(c, ESA_C_COPY_DROP);
+			continue;
+		}
+		esa_ip_csum(p.ip);
+		if (bpf_clone_redirect(skb, m->ifindex, 0)) {
+			CNT(c, ESA_C_COPY_DROP);
+			continue;
+		}
+		CNT(c, m->rank == ESA_MEMBER_PS ? ESA_C_PS_COPY_TX :
+						  ESA_C_RESULT_TX);
+	}
+	return TC_ACT_SHOT;
 }
 
 #endif /* _ESA_DELIVER_BPF_H */

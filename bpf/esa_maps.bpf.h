@@ -94,6 +94,14 @@ struct {
 	__type(value, struct esa_route);
 } esa_routes SEC(".maps");
 
+/* The ports attached in generic mode (esa_maps.h: ESA_PORT_SKB). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 512);
+	__type(key, __u32);
+	__type(value, struct esa_port_info);
+} esa_portinfo SEC(".maps");
+
 /*
  * Per CPU: the coarse clock, read once per tick (see esa_now()), and the
  * number of the CPU's last result broadcast.
@@ -198,15 +206,20 @@ struct esa_pkt {
 	struct esa_hdr	*h;
 };
 
-static __always_inline int esa_parse(struct xdp_md *ctx, struct esa_pkt *p)
+static __always_inline int esa_parse_at(void *data, void *end,
+					struct esa_pkt *p)
 {
-	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
-
 	p->eth = data;
 	p->ip = (void *)(p->eth + 1);
 	p->udp = (void *)(p->ip + 1);
 	p->h = (void *)(p->udp + 1);
 	return (void *)(p->h + 1) > end;
+}
+
+static __always_inline int esa_parse(struct xdp_md *ctx, struct esa_pkt *p)
+{
+	return esa_parse_at((void *)(long)ctx->data,
+			    (void *)(long)ctx->data_end, p);
 }
 
 /* The switch's address: the configured one, or what the worker sent to. */

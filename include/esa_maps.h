@@ -269,4 +269,35 @@ struct esa_fanout {
  */
 #define ESA_RESV_NO_PS	0x1	/* the PS has the sum (policy atp's ACK) */
 
+/*
+ * Generic (SKB) mode cannot fan out through a devmap: it clones the skb
+ * for every entry and runs the egress program on each clone without
+ * unsharing it, so every member's addressing lands in one shared buffer
+ * and all copies leave with the last member's.  esa_portinfo marks the
+ * ports attached in generic mode (ESA_PORT_SKB, written by esactl dev
+ * attach); a sum finished on such a port leaves the XDP program by
+ * XDP_PASS with struct esa_fan_meta as XDP metadata (which generic XDP
+ * keeps on XDP_PASS), and the port's tc ingress program esa_tc_fan makes
+ * one addressed copy per member (bpf_clone_redirect, which unshares the
+ * original after each clone).  The copies go through the member ports'
+ * qdiscs, as any frame the kernel sends.
+ */
+#define ESA_PORT_SKB	0x1	/* attached in generic mode: fan out by tc */
+
+struct esa_port_info {
+	__u32	flags;		/* ESA_PORT_* */
+	__u32	resv;
+};
+
+#define ESA_FAN_MAGIC	0xe5af0a17
+
+struct esa_fan_meta {
+	__u32	magic;		/* ESA_FAN_MAGIC */
+	__u32	reg;		/* the job's registration */
+	__u16	job;
+	__u8	ps_copy;	/* the PS gets a copy too */
+	__u8	resv;
+	__u32	resv2;
+};
+
 #endif /* _ESA_MAPS_H */

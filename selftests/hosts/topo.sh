@@ -119,13 +119,28 @@ topo_rack() {
 	TOPO_HOSTS="$TOPO_HOSTS $i"
 }
 
+# topo_wire_gso I on|off: UDP segmentation offload on the far end of port
+# pI's veth.  A veth pair hands a GSO datagram (libesa sends bursts with
+# UDP_SEGMENT) across whole, where a real link carries it segmented: native
+# XDP on the port turns the peer's offload off by itself, generic mode does
+# not, so in generic mode the test wire does it (docs/design.md).
+topo_wire_gso() {
+	if [ -e /run/netns/$P-w$1 ]; then
+		ip netns exec $P-w$1 ethtool -K tosw tx-udp-segmentation $2 >/dev/null
+	else
+		ip netns exec $P-h$1 ethtool -K eth0 tx-udp-segmentation $2 >/dev/null
+	fi
+}
+
 # topo_load ARGS...: load the program (esactl prog load ARGS) and attach it
 # to every port made so far (TOPO_MODE=generic: in generic mode); resolve
 # every host from the switch.
 topo_load() {
 	esactl prog load addr 10.255.0.1 "$@" || return 1
-	local i
+	local i gso=on
+	[ "${TOPO_MODE:-}" = generic ] && gso=off
 	for i in $TOPO_HOSTS; do
+		topo_wire_gso $i $gso || return 1
 		esactl dev attach p$i ${TOPO_MODE:+mode $TOPO_MODE} || return 1
 	done
 	for i in $TOPO_HOSTS; do

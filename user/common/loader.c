@@ -174,8 +174,8 @@ static void esa_clear(struct esa *e)
 	memset(e, 0, sizeof(*e));
 	e->prog_fd = e->jobs_fd = e->slots_fd = e->acc_fd = -1;
 	e->counters_fd = e->tombs_fd = e->routes_fd = e->binds_fd = -1;
-	e->members_fd = e->fan_fd = e->ports_fd = e->cfg_fd = -1;
-	e->egress_fd = e->egress_test_fd = -1;
+	e->members_fd = e->fan_fd = e->ports_fd = e->portinfo_fd = -1;
+	e->cfg_fd = e->egress_fd = e->egress_test_fd = e->tc_fd = -1;
 }
 
 /*
@@ -308,6 +308,7 @@ int esa_load(struct esa *e, const struct esa_opts *o, char *err, size_t len)
 	e->prog_fd = esa_prog_fd(obj, "esa_xdp");
 	e->egress_fd = esa_prog_fd(obj, "esa_egress_prog");
 	e->egress_test_fd = esa_prog_fd(obj, "esa_egress_test");
+	e->tc_fd = esa_prog_fd(obj, "esa_tc_fan");
 	e->jobs_fd = esa_map_fd(obj, "esa_jobs");
 	e->slots_fd = esa_map_fd(obj, "esa_slots");
 	e->acc_fd = esa_map_fd(obj, "esa_acc");
@@ -318,6 +319,7 @@ int esa_load(struct esa *e, const struct esa_opts *o, char *err, size_t len)
 	e->members_fd = esa_map_fd(obj, "esa_members");
 	e->fan_fd = esa_map_fd(obj, "esa_fan");
 	e->ports_fd = esa_map_fd(obj, "esa_ports");
+	e->portinfo_fd = esa_map_fd(obj, "esa_portinfo");
 	{
 		struct bpf_map *m;
 
@@ -339,6 +341,7 @@ static const struct {
 } esa_pins[] = {
 	{ "xdp",		"esa_xdp",		1 },
 	{ "egress",		"esa_egress_prog",	1 },
+	{ "tc",			"esa_tc_fan",		1 },
 	{ "jobs",		"esa_jobs",		0 },
 	{ "slots",		"esa_slots",		0 },
 	{ "acc",		"esa_acc",		0 },
@@ -349,6 +352,7 @@ static const struct {
 	{ "members",		"esa_members",		0 },
 	{ "fan",		"esa_fan",		0 },
 	{ "ports",		"esa_ports",		0 },
+	{ "portinfo",		"esa_portinfo",		0 },
 	{ "config",		NULL,			0 },
 };
 
@@ -380,6 +384,15 @@ int esa_pin(struct esa *e, const char *dir, char *err, size_t len)
 			return ERR("cannot pin %s: %s", path, strerror(rc));
 		}
 	}
+	/* The kfunc variant's namespace binding goes with the slot maps. */
+	snprintf(path, sizeof(path), "%s/bind", dir);
+	if (e->obj && esa_map_fd(e->obj, "esa_kf_ns") >= 0 &&
+	    bpf_obj_pin(esa_map_fd(e->obj, "esa_kf_ns"), path)) {
+		int rc = errno;
+
+		esa_unpin(dir);
+		return ERR("cannot pin %s: %s", path, strerror(rc));
+	}
 	return 0;
 }
 
@@ -392,6 +405,8 @@ int esa_unpin(const char *dir)
 		snprintf(path, sizeof(path), "%s/%s", dir, esa_pins[i].pin);
 		n += !unlink(path);
 	}
+	snprintf(path, sizeof(path), "%s/bind", dir);
+	n += !unlink(path);
 	rmdir(dir);
 	return n;
 }
@@ -399,15 +414,17 @@ int esa_unpin(const char *dir)
 int esa_open_pinned(struct esa *e, const char *dir, char *err, size_t len)
 {
 	int *fds[] = {
-		&e->prog_fd, &e->egress_fd,
+		&e->prog_fd, &e->egress_fd, &e->tc_fd,
 		&e->jobs_fd, &e->slots_fd, &e->acc_fd, &e->counters_fd,
 		&e->tombs_fd, &e->routes_fd, &e->binds_fd, &e->members_fd,
-		&e->fan_fd, &e->ports_fd, &e->cfg_fd,
+		&e->fan_fd, &e->ports_fd, &e->portinfo_fd, &e->cfg_fd,
 	};
 	char path[512], *buf;
 	struct bpf_map_info info = {};
 	__u32 ilen = sizeof(info), zero = 0;
 
+	_Static_assert(sizeof(fds) / sizeof(fds[0]) == ESA_NPINS,
+		       "one fd per pin, in esa_pins' order");
 	esa_clear(e);
 	libbpf_set_print(esa_libbpf_print);
 	for (size_t i = 0; i < ESA_NPINS; i++) {
@@ -451,10 +468,10 @@ void esa_close(struct esa *e)
 		bpf_object__close(e->obj);
 	} else {
 		int fds[] = {
-			e->prog_fd, e->egress_fd, e->jobs_fd,
+			e->prog_fd, e->egress_fd, e->tc_fd, e->jobs_fd,
 			e->slots_fd, e->acc_fd, e->counters_fd, e->tombs_fd,
 			e->routes_fd, e->binds_fd, e->members_fd, e->fan_fd,
-			e->ports_fd, e->cfg_fd,
+			e->ports_fd, e->portinfo_fd, e->cfg_fd,
 		};
 
 		for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)

@@ -34,9 +34,10 @@ struct esa {
 	struct bpf_object *obj;	/* NULL when opened from pins */
 	int	prog_fd;
 	int	egress_fd;	/* the ports' egress program */
+	int	tc_fd;		/* generic mode's fan-out (tc ingress) */
 	int	egress_test_fd;	/* its test copy (loaded objects only) */
 	int	jobs_fd, slots_fd, acc_fd, counters_fd, tombs_fd, routes_fd;
-	int	binds_fd, members_fd, fan_fd, ports_fd, cfg_fd;
+	int	binds_fd, members_fd, fan_fd, ports_fd, portinfo_fd, cfg_fd;
 	struct esa_job *jobs;	/* the jobs map, mmap()ed */
 	size_t	jobs_len;
 	struct esa_cfg cfg;
@@ -112,6 +113,8 @@ int esa_port_attach(struct esa *e, int ifindex, int generic, char *err,
 		    size_t len);
 int esa_port_detach(struct esa *e, int ifindex, char *err, size_t len);
 int esa_port_registered(struct esa *e, int ifindex);
+/* Is the port attached in generic mode, with its fan-out (tc)? */
+int esa_port_generic(struct esa *e, int ifindex);
 /* Calls fn for every registered port; stops on non-zero. */
 int esa_port_each(struct esa *e, int (*fn)(int ifindex, void *arg), void *arg);
 /* Register a port for sending without attaching (tests, a PS's port). */

@@ -48,15 +48,78 @@ int esa_port_register(struct esa *e, int ifindex, char *err, size_t len)
 	return ERR("cannot register %s for sending: %s", name, strerror(errno));
 }
 
+/*
+ * Generic mode's fan-out (include/esa_maps.h): the tc ingress program on
+ * the port and the port's ESA_PORT_SKB mark, which makes the XDP program
+ * pass finished sums up to it.  Our filter is the one of ESA_TC_HANDLE at
+ * ESA_TC_PRIO; other filters of the port's clsact stay.
+ */
+#define ESA_TC_HANDLE	0xe5a
+#define ESA_TC_PRIO	1
+
+static int esa_port_tc_attach(struct esa *e, int ifindex, const char *name,
+			      char *err, size_t len)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
+		    .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = ESA_TC_HANDLE,
+		    .priority = ESA_TC_PRIO, .prog_fd = e->tc_fd,
+		    .flags = BPF_TC_F_REPLACE);
+	struct esa_port_info pi = { .flags = ESA_PORT_SKB };
+	__u32 k = ifindex;
+	int rc;
+
+	rc = bpf_tc_hook_create(&hook);
+	if (rc && rc != -EEXIST)
+		return ERR("cannot add a clsact qdisc to %s for generic mode's fan-out: %s",
+			   name, strerror(-rc));
+	rc = bpf_tc_attach(&hook, &opts);
+	if (rc)
+		return ERR("cannot attach generic mode's fan-out (tc) to %s: %s",
+			   name, strerror(-rc));
+	if (bpf_map_update_elem(e->portinfo_fd, &k, &pi, BPF_ANY))
+		return ERR("cannot mark %s as a generic-mode port: %s", name,
+			   strerror(errno));
+	return 0;
+}
+
+/* Undo esa_port_tc_attach(); 1 if there was something to undo. */
+static int esa_port_tc_detach(struct esa *e, int ifindex)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
+		    .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = ESA_TC_HANDLE,
+		    .priority = ESA_TC_PRIO);
+	__u32 k = ifindex;
+	int found;
+
+	found = !bpf_map_delete_elem(e->portinfo_fd, &k);
+	found += !bpf_tc_detach(&hook, &opts);
+	return found > 0;
+}
+
+int esa_port_generic(struct esa *e, int ifindex)
+{
+	struct esa_port_info pi;
+	__u32 k = ifindex;
+
+	return !bpf_map_lookup_elem(e->portinfo_fd, &k, &pi) &&
+	       (pi.flags & ESA_PORT_SKB);
+}
+
 int esa_port_attach(struct esa *e, int ifindex, int generic, char *err,
 		    size_t len)
 {
 	__u32 mode = generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
-	__u32 id = 0, ours = esa_prog_id(e->prog_fd);
+	__u32 other = generic ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
+	__u32 id = 0, oid = 0, ours = esa_prog_id(e->prog_fd);
 	char name[IF_NAMESIZE] = "?";
 	int rc;
 
 	if_indextoname(ifindex, name);
+	if (!bpf_xdp_query_id(ifindex, other, &oid) && oid == ours)
+		return ERR("%s runs ESA in %s mode: detach it first (esactl dev detach %s)",
+			   name, generic ? "native" : "generic", name);
 	if (!bpf_xdp_query_id(ifindex, mode, &id) && id && id != ours)
 		return ERR("%s already runs XDP program %u: detach it first", name, id);
 	if (id != ours) {
@@ -67,7 +130,10 @@ int esa_port_attach(struct esa *e, int ifindex, int generic, char *err,
 				   generic ? "generic" : "native", strerror(-rc),
 				   generic ? "" : " (try 'mode generic')");
 	}
-	if (esa_port_register(e, ifindex, err, len)) {
+	if (!generic)
+		esa_port_tc_detach(e, ifindex);	/* of an earlier generic attach */
+	if ((generic && esa_port_tc_attach(e, ifindex, name, err, len)) ||
+	    esa_port_register(e, ifindex, err, len)) {
 		char why[ESA_ERR_LEN];
 
 		snprintf(why, sizeof(why), "%s", err);
@@ -85,6 +151,7 @@ int esa_port_detach(struct esa *e, int ifindex, char *err, size_t len)
 
 	if_indextoname(ifindex, name);
 	found += !bpf_map_delete_elem(e->ports_fd, &k);
+	found += esa_port_tc_detach(e, ifindex);
 	for (int m = 0; m < 2; m++) {
 		__u32 mode = m ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
 

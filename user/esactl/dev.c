@@ -15,8 +15,9 @@ static int usage_dev(void)
 		"Usage: esactl dev attach DEV [ mode { native | generic } ]\n"
 		"       esactl dev detach DEV\n"
 		"       esactl dev show\n"
-		"attach runs the program on DEV and delivers results through it;\n"
-		"'ip link set dev DEV xdp pinned %s/xdp' attaches without result delivery.\n",
+		"attach runs the program on DEV and delivers results through it (in\n"
+		"generic mode with a tc ingress program too); 'ip link set dev DEV xdp\n"
+		"pinned %s/xdp' attaches without result delivery.\n",
 		pin_dir);
 	return 2;
 }
@@ -81,12 +82,20 @@ static int show_one_dev(struct esa *e, int ifindex, int mode)
 {
 	char name[IF_NAMESIZE] = "?";
 	bool results = esa_port_registered(e, ifindex);
+	const char *fan = "none";
 
+	/* How sums finished on this port reach their members: a devmap in
+	 * native mode, the tc program in generic mode (esa_maps.h). */
+	if (mode == 1)
+		fan = "devmap";
+	else if (mode == 2 && esa_port_generic(e, ifindex))
+		fan = "tc";
 	if_indextoname(ifindex, name);
 	out_obj_open(NULL);
 	out_str("dev", "%s ", name);
 	out_u64("ifindex", "ifindex %llu ", ifindex);
 	out_str("xdp", "xdp %s ", mode == 2 ? "generic" : mode == 1 ? "native" : "none");
+	out_str("fanout", "fanout %s ", fan);
 	out_bool("results", "results %s\n", results);
 	out_obj_close();
 	return 0;
