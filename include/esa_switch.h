@@ -3,17 +3,30 @@
  * The switch's step for one packet, around the policy's decision
  * (esa_policy.h): how the slot looks from the packet's key
  * (esa_slot_view), what the decision does to the slot and the tombstones
- * (esa_slot_apply), and what the packet becomes after it: its new header,
- * the counters it bumps, where it goes (esa_outcome).  Policy atp's ack
- * (esa_ack_frees).  Compiled unchanged by the XDP program, under the slot
- * lock where it says so, and by the simulator: one switch.  The values are
- * the caller's (the XDP program adds them in its own step; the simulator
- * has none).
+ * (esa_slot_apply), and what the packet becomes after it: the counters it
+ * bumps, where it goes (esa_outcome), its new header (esa_out_apply).
+ * Policy atp's ack (esa_ack_frees).  Compiled unchanged by the XDP program,
+ * under the slot lock where it says so, and by the simulator: one switch.
+ * The values are the caller's (the XDP program adds them in its own step;
+ * the simulator has none).
  */
 #ifndef _ESA_SWITCH_H
 #define _ESA_SWITCH_H
 
 #include "esa_policy.h"
+
+/* Header byte order: libbpf's helpers in BPF, glibc's in user space. */
+#ifdef __bpf__
+#include <bpf/bpf_endian.h>
+#define esa_htons(x)	bpf_htons(x)
+#define esa_htonl(x)	bpf_htonl(x)
+#define esa_htonll(x)	bpf_cpu_to_be64(x)
+#else
+#include <endian.h>
+#define esa_htons(x)	htobe16(x)
+#define esa_htonl(x)	htobe32(x)
+#define esa_htonll(x)	htobe64(x)
+#endif
 
 /* The key a slot held before this packet's decision evicted it. */
 struct esa_evicted {
@@ -277,6 +290,28 @@ static __always_inline void esa_out_up(struct esa_out *o, __u64 mask, __u64 ovf)
 	o->set = ESA_SET_BITMAP | ESA_SET_FLAGS | ESA_SET_RANK;
 	o->rank = esa_lowest_rank(mask);
 	o->bitmap = mask;
+}
+
+/*
+ * The packet's header after the step: type and reason always, the fields
+ * o->set names, the rest as the packet came.  In network byte order.
+ */
+static __always_inline void esa_out_apply(struct esa_hdr *h,
+					  const struct esa_out *o)
+{
+	h->type = o->type;
+	h->reason = o->reason;
+	if (o->set & ESA_SET_FLAGS)
+		h->flags = o->flags;
+	if (o->set & ESA_SET_KEY) {
+		h->prio = o->prio;
+		h->job = esa_htons(o->job);
+		h->seq = esa_htonl(o->seq);
+	}
+	if (o->set & ESA_SET_RANK)
+		h->rank = esa_htons(o->rank);
+	if (o->set & ESA_SET_BITMAP)
+		h->bitmap = esa_htonll(o->bitmap);
 }
 
 /*

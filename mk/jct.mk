@@ -33,8 +33,7 @@ JCT_DIR		:= user/bench
 JCT_OUT		:= $(OUTPUT)/jct
 JCT_BIN		:= $(OUTPUT)/esa_jct
 JCT_SRCS	:= $(JCT_DIR)/esa_jct.c $(JCT_DIR)/jct_opts.c $(JCT_DIR)/jct_report.c
-JCT_DEPS	:= $(OUTPUT)/sim/obj/sim.o $(OUTPUT)/sim/obj/workload.o \
-		   $(OUTPUT)/sim/obj/params.o $(OUTPUT)/libesa.a
+JCT_DEPS	:= $(OUTPUT)/sim/libsim.a $(OUTPUT)/libesa.a
 JCT_PLOTS	:= jct_cdf util_ts jct_validation
 JCT_ARGS	?=
 JCT_SWEEP_ARGS	?=

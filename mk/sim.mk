@@ -9,8 +9,12 @@
 
 SIM_DIR		:= user/sim
 SIM_OUT		:= $(OUTPUT)/sim
-SIM_OBJS	:= $(SIM_OUT)/obj/sim.o $(SIM_OUT)/obj/workload.o $(SIM_OUT)/obj/params.o
-SIM_HDRS	:= $(SIM_DIR)/sim.h include/esa_policy.h include/esa_prio.h include/uapi/linux/esa.h
+# The engine by concern (docs/simulator.md), and the front ends' common parts.
+SIM_PARTS	:= sim_engine sim_net sim_acct sim_switch sim_ps sim_worker sim_probe \
+		   workload params
+SIM_OBJS	:= $(SIM_PARTS:%=$(SIM_OUT)/obj/%.o)
+# esa_sim, sim_test and esa_jct (mk/jct.mk) link the engine from this archive.
+SIM_LIB		:= $(SIM_OUT)/libsim.a
 SIM_BIN		:= $(OUTPUT)/esa_sim
 SIM_TEST	:= $(OUTPUT)/selftests/sim_test
 SIM_PLOTS	:= jct_cdf speedup_pool speedup_load util_ts speedup_dims
@@ -25,18 +29,35 @@ CLEAN_EXTRA	+= sim-clean
 $(SIM_OUT)/obj:
 	$(Q)mkdir -p $@
 
-$(SIM_OUT)/obj/%.o: $(SIM_DIR)/%.c $(SIM_HDRS) | $(SIM_OUT)/obj
+# Each object's headers come from the compiler (-MMD -MP): a change to
+# include/esa_switch.h, esa_policy.h, esa_maps.h or the UAPI rebuilds
+# exactly the objects that include it.
+$(SIM_OUT)/obj/%.o: $(SIM_DIR)/%.c | $(SIM_OUT)/obj
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -I$(SIM_DIR) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -I$(SIM_DIR) -MMD -MP -c $< -o $@
 
-$(SIM_BIN): $(SIM_DIR)/esa_sim.c $(SIM_OBJS) $(SIM_HDRS)
+-include $(SIM_OBJS:.o=.d) $(SIM_OUT)/obj/esa_sim.d $(SIM_OUT)/obj/sim_test.d
+
+$(SIM_LIB): $(SIM_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(SIM_OUT)/obj/esa_sim.o: $(SIM_DIR)/esa_sim.c | $(SIM_OUT)/obj
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(SIM_DIR) -MMD -MP -c $< -o $@
+
+$(SIM_OUT)/obj/sim_test.o: selftests/sim/sim_test.c | $(SIM_OUT)/obj
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(SIM_DIR) -MMD -MP -c $< -o $@
+
+$(SIM_BIN): $(SIM_OUT)/obj/esa_sim.o $(SIM_LIB)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) -I$(SIM_DIR) $< $(SIM_OBJS) -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $^ -lm -o $@
 
-$(SIM_TEST): selftests/sim/sim_test.c $(SIM_OBJS) $(SIM_HDRS)
+$(SIM_TEST): $(SIM_OUT)/obj/sim_test.o $(SIM_LIB)
 	$(Q)mkdir -p $(@D)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) -I$(SIM_DIR) $< $(SIM_OBJS) -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $^ -lm -o $@
 
 .PHONY: sim sim-sweep sim-plots sim-clean
 sim: $(SIM_BIN)

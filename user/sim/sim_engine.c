@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * esa_sim engine: the event heap, setting a run up, its event loop and its
+ * results.  The parts it drives are by concern: the links (sim_net.c), the
+ * switch (sim_switch.c), the parameter servers (sim_ps.c), the workers and
+ * jobs (sim_worker.c), the slot accounting (sim_acct.c); sim_probe.c feeds
+ * the switch packet by packet for directed tests.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include "sim_int.h"
+
+static inline int ev_lt(const struct ev *x, const struct ev *y)
+{
+	return x->t < y->t || (x->t == y->t && x->ord < y->ord);
+}
+
+static int heap_push(struct heap *h, const struct ev *e)
+{
+	size_t i, up;
+
+	if (h->n == h->cap) {
+		size_t nc = h->cap ? h->cap * 2 : 4096;
+		struct ev *na = realloc(h->a, nc * sizeof(*na));
+
+		if (!na)
+			return -1;
+		h->a = na;
+		h->cap = nc;
+	}
+	i = h->n++;
+	while (i) {
+		up = (i - 1) / 2;
+		if (!ev_lt(e, &h->a[up]))
+			break;
+		h->a[i] = h->a[up];
+		i = up;
+	}
+	h->a[i] = *e;
+	return 0;
+}
+
+static void heap_pop(struct heap *h, struct ev *out)
+{
+	struct ev last;
+	size_t i = 0, c;
+
+	*out = h->a[0];
+	last = h->a[--h->n];
+	for (;;) {
+		c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && ev_lt(&h->a[c + 1], &h->a[c]))
+			c++;
+		if (!ev_lt(&h->a[c], &last))
+			break;
+		h->a[i] = h->a[c];
+		i = c;
+	}
+	h->a[i] = last;
+}
+
+void sim_push(struct sim *s, stime_t t, int kind, const struct pkt *p,
+		 unsigned dst, uint32_t arg)
+{
+	struct ev e = { .t = t, .ord = s->ord++, .kind = kind, .dst = dst,
+			.arg = arg };
+
+	if (p)
+		e.p = *p;
+	if (heap_push(&s->h, &e))
+		s->oom = 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Run                                                                 */
+/* ------------------------------------------------------------------ */
+
+static stime_t per_pkt(double rate_pps)
+{
+	stime_t t;
+
+	if (rate_pps <= 0)
+		return 0;
+	t = (stime_t)llround(T_S / rate_pps);
+	return t ? t : 1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double sim_quantile(const double *v, unsigned n, double q)
+{
+	double *c, r, pos;
+	unsigned i;
+
+	if (!n)
+		return 0;
+	c = malloc(n * sizeof(*c));
+	if (!c)
+		return NAN;
+	memcpy(c, v, n * sizeof(*c));
+	qsort(c, n, sizeof(*c), cmp_double);
+	pos = q * (n - 1);
+	i = (unsigned)pos;
+	r = i + 1 < n ? c[i] + (pos - i) * (c[i + 1] - c[i]) : c[n - 1];
+	free(c);
+	return r;
+}
+
+void sim_free(struct sim *s)
+{
+	if (s->job) {
+		for (unsigned i = 0; i < s->W->njobs; i++) {
+			struct job *j = &s->job[i];
+
+			if (j->w)
+				for (unsigned r = 0; r < j->spec->nworkers; r++)
+					free(j->w[r].win);
+			free(j->w);
+			free(j->ring);
+			free(j->done_bits);
+			free(j->div_bits);
+		}
+	}
+	free(s->job);
+	free(s->homes);
+	free(s->slot);
+	free(s->tombs);
+	free(s->aux);
+	free(s->reg_owner);
+	free(s->waitq);
+	free(s->ps);
+	free(s->h.a);
+	free(s->b_busy);
+	free(s->b_held);
+	free(s->b_occ);
+}
+
+int sim_setup(struct sim *s, const struct sim_params *P,
+		     const struct sim_workload *W, int policy,
+		     struct sim_result *R)
+{
+	double pktb = sim_pkt_bytes(P->nvals), span;
+	stime_t first;
+
+	memset(s, 0, sizeof(*s));
+	memset(R, 0, sizeof(*R));
+	R->policy = policy;
+	R->njobs = W->njobs;
+	if (!W->njobs || !P->pool || !P->window || P->nvals < 8 ||
+	    P->nvals > ESA_MAX_VALUES || P->link_gbps <= 0 ||
+	    P->ps_link_gbps <= 0 || P->ps_mpps <= 0 || P->timeout_us <= 0)
+		return -1;
+	for (unsigned i = 0; i < W->njobs; i++)
+		if (W->job[i].nworkers < 1 || W->job[i].nworkers > ESA_MAX_WORKERS)
+			return -1;
+	R->jct = calloc(W->njobs, sizeof(double));
+	if (!R->jct)
+		return -1;
+
+	s->P = P;
+	s->W = W;
+	s->R = R;
+	s->policy = policy;
+	s->rng = sim_mix64(P->seed ^ 0x1055ULL);
+	s->pkt_tx = (stime_t)llround(pktb * 8 / (P->link_gbps * 1e9) * T_S);
+	s->ps_pkt_tx = (stime_t)llround(pktb * 8 / (P->ps_link_gbps * 1e9) * T_S);
+	s->prop = (stime_t)llround(P->prop_us * T_US);
+	s->sw_svc = per_pkt(P->switch_mpps * 1e6);
+	s->ps_svc = per_pkt(P->ps_mpps * 1e6);
+	s->ps_copy_svc = (stime_t)llround(s->ps_svc * P->ps_copy_cost);
+	s->nic_svc = per_pkt(P->worker_mpps * 1e6);
+	s->t0 = (stime_t)llround(P->timeout_us * T_US);
+	s->tmax = (stime_t)llround(P->timeout_max_us * T_US);
+	if (s->tmax < s->t0)
+		s->tmax = s->t0;
+	s->stale_ns = (uint64_t)llround(P->stale_ms * 1e6);
+
+	s->slot = calloc(P->pool, sizeof(*s->slot));
+	s->tombs = calloc((size_t)W->njobs * ESA_TOMB_RING, sizeof(*s->tombs));
+	s->aux = calloc(P->pool, sizeof(*s->aux));
+	s->job = calloc(W->njobs, sizeof(*s->job));
+	s->homes = calloc(W->njobs, sizeof(*s->homes));
+	s->nps = P->ps_hosts ? P->ps_hosts : W->njobs;
+	s->ps = calloc(s->nps, sizeof(*s->ps));
+	if (policy == ESA_POLICY_SWITCHML) {
+		double conc = ceil(W->rate * W->mean_ideal_s);
+
+		s->nreg = P->swml_regions;
+		if (!s->nreg) {
+			s->nreg = P->pool / P->window;
+			if (conc > s->nreg)
+				s->nreg = conc < P->pool ? (unsigned)conc : P->pool;
+		}
+		if (s->nreg > P->pool)
+			s->nreg = P->pool;
+		if (!s->nreg)
+			s->nreg = 1;
+		s->regsize = P->pool / s->nreg;
+		s->reg_owner = calloc(s->nreg, sizeof(*s->reg_owner));
+		s->waitq = calloc(W->njobs, sizeof(*s->waitq));
+		if (!s->reg_owner || !s->waitq)
+			return -1;
+	}
+	if (!s->slot || !s->tombs || !s->aux || !s->job || !s->homes || !s->ps)
+		return -1;
+
+	first = W->job[0].arrival;
+	for (unsigned i = 0; i < W->njobs; i++) {
+		struct job *j = &s->job[i];
+
+		j->spec = &W->job[i];
+		j->total = j->spec->chunks * j->spec->iters;
+		j->full = esa_full_mask(j->spec->nworkers);
+		j->ps = i % s->nps;
+		j->done_bits = calloc(j->total / 8 + 1, 1);
+		j->div_bits = calloc(j->total / 8 + 1, 1);
+		if (!j->done_bits || !j->div_bits)
+			return -1;
+		R->chunks_total += j->total;
+		R->results_expected += (uint64_t)j->total * j->spec->nworkers;
+		if (j->spec->arrival < first)
+			first = j->spec->arrival;
+		sim_push(s, j->spec->arrival, EV_ARRIVE, NULL, DST_NONE, i);
+	}
+	s->t_first = s->t_last = first;
+	if (P->ts_bin_us > 0) {
+		s->bin = (stime_t)(P->ts_bin_us * T_US);
+	} else {
+		span = (double)W->job[W->njobs - 1].arrival / T_S + 2 * W->mean_ideal_s;
+		s->bin = (stime_t)(span / 200 * T_S);
+	}
+	if (!s->bin)
+		s->bin = 1;
+	return s->oom ? -1 : 0;
+}
+
+int sim_run(const struct sim_params *P, const struct sim_workload *W,
+	    int policy, struct sim_result *R)
+{
+	stime_t limit = (stime_t)(P->max_sim_s * T_S), first, last;
+	struct sim S, *s = &S;
+	double sum = 0;
+	struct ev e;
+	int rc = -1;
+
+	if (sim_setup(s, P, W, policy, R))
+		goto out;
+	first = s->t_first;
+
+	while (s->h.n && !s->oom) {
+		heap_pop(&s->h, &e);
+		if (e.t > limit)
+			break;
+		s->now = e.t;
+		R->events++;
+		switch (e.kind) {
+		case EV_ARRIVE:
+			if (sim_job_arrive(s, &s->job[e.arg]))
+				goto out;
+			break;
+		case EV_COMPUTE:
+			if (s->job[e.arg].state == JS_RUN)
+				sim_start_iteration(s, &s->job[e.arg], e.dst);
+			break;
+		case EV_AT_SWITCH:
+			if (s->sw_svc) {
+				stime_t t = s->sw_free > s->now ? s->sw_free : s->now;
+
+				s->sw_free = t + s->sw_svc;
+				sim_push(s, s->sw_free, EV_SW_PROC, &e.p, e.dst, 0);
+				break;
+			}
+			/* fallthrough */
+		case EV_SW_PROC:
+			sim_sw_proc(s, &e.p, e.dst);
+			break;
+		case EV_AT_PS: {
+			struct pshost *h = &s->ps[s->job[e.p.job].ps];
+			stime_t t = h->free > s->now ? h->free : s->now;
+
+			h->free = t + (e.p.type == ESA_T_RESULT ?
+				       s->ps_copy_svc : s->ps_svc);
+			sim_push(s, h->free, EV_PS_PROC, &e.p, DST_NONE, 0);
+			break;
+		}
+		case EV_PS_PROC:
+			sim_ps_proc(s, &e.p);
+			break;
+		case EV_AT_WORKER:
+			sim_worker_result(s, &e.p, e.dst);
+			break;
+		case EV_TIMER: {
+			struct job *j = &s->job[e.arg];
+
+			if (j->state == JS_RUN && j->w[e.dst].timer_at == e.t)
+				sim_worker_timer(s, j, e.dst);
+			break;
+		}
+		}
+		if (s->jobs_done == W->njobs)
+			break;
+	}
+	if (s->oom)
+		goto out;
+	sim_ts_advance(s);
+	sim_acct_check(s);
+
+	R->finished = s->jobs_done == W->njobs;
+	last = s->now;
+	R->makespan = (double)(last - first) / T_S;
+	if (R->finished) {
+		for (unsigned i = 0; i < W->njobs; i++)
+			sum += R->jct[i];
+		R->avg_jct = sum / W->njobs;
+		R->p95_jct = sim_quantile(R->jct, W->njobs, 0.95);
+		R->max_jct = sim_quantile(R->jct, W->njobs, 1.0);
+	} else {
+		/* Unfinished jobs have no JCT: no average either. */
+		for (unsigned i = 0; i < W->njobs; i++)
+			if (s->job[i].state != JS_DONE)
+				R->jct[i] = NAN;
+		R->avg_jct = R->p95_jct = R->max_jct = NAN;
+	}
+	if (last > first) {
+		double pt = (double)P->pool * (double)(last - first);
+
+		R->util_agg = s->i_busy / pt;
+		R->util_held = s->i_held / pt;
+		R->util_occ = s->i_occ / pt;
+		R->util_useful = s->useful / pt;
+	}
+	R->nbins = s->nbins;
+	R->bin_s = (double)s->bin / T_S;
+	R->ts_agg = calloc(s->nbins + 1, sizeof(double));
+	R->ts_held = calloc(s->nbins + 1, sizeof(double));
+	R->ts_occ = calloc(s->nbins + 1, sizeof(double));
+	if (!R->ts_agg || !R->ts_held || !R->ts_occ)
+		goto out;
+	for (unsigned b = 0; b < s->nbins; b++) {
+		R->ts_agg[b] = s->b_busy[b] / s->bin;
+		R->ts_held[b] = s->b_held[b] / s->bin;
+		R->ts_occ[b] = s->b_occ[b] / s->bin;
+	}
+	rc = R->finished ? 0 : 1;
+out:
+	sim_free(s);
+	return rc;
+}
+
+void sim_result_free(struct sim_result *r)
+{
+	free(r->jct);
+	free(r->ts_agg);
+	free(r->ts_held);
+	free(r->ts_occ);
+	r->jct = r->ts_agg = r->ts_held = r->ts_occ = NULL;
+}

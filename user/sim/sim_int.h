@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * esa_sim's insides, shared by its parts (sim_engine.c, sim_net.c,
+ * sim_acct.c, sim_switch.c, sim_ps.c, sim_worker.c, sim_probe.c); the
+ * front ends see only sim.h.
+ */
+#ifndef ESA_SIM_INT_H
+#define ESA_SIM_INT_H
+
+#include "sim.h"
+
+/* ------------------------------------------------------------------ */
+/* Packets and events                                                  */
+/* ------------------------------------------------------------------ */
+
+struct pkt {
+	uint64_t bitmap;
+	uint32_t seq;
+	uint16_t job;
+	uint16_t rank;
+	uint8_t	type;		/* enum esa_type */
+	uint8_t	reason;		/* enum esa_reason */
+	uint8_t	flags;
+	uint8_t	prio;
+};
+
+enum ev_kind {
+	EV_ARRIVE = 1,		/* job arrives */
+	EV_COMPUTE,		/* worker finished an iteration's compute */
+	EV_AT_SWITCH,		/* packet reaches the switch */
+	EV_SW_PROC,		/* ... and is served (finite switch rate) */
+	EV_AT_PS,		/* packet reaches its PS */
+	EV_PS_PROC,		/* ... and is processed */
+	EV_AT_WORKER,		/* result reaches a worker */
+	EV_TIMER,		/* worker resend timer */
+};
+
+#define DST_NONE	0xffff
+#define DST_TO_PS	0xfffe	/* a worker's answer to FETCH, for its PS */
+
+struct ev {
+	stime_t	t;
+	uint64_t ord;		/* FIFO among equal times: determinism */
+	struct pkt p;
+	uint16_t kind;
+	uint16_t dst;		/* rank a packet is for (results), or NONE */
+	uint32_t arg;		/* job (ARRIVE/COMPUTE/TIMER), timer token */
+};
+
+struct heap {
+	struct ev *a;
+	size_t	n, cap;
+};
+
+/* ------------------------------------------------------------------ */
+/* Model state                                                         */
+/* ------------------------------------------------------------------ */
+
+struct link {
+	stime_t	free;		/* when the transmitter is next idle */
+};
+
+enum { WS_EMPTY = 0, WS_OUT, WS_GOT };
+
+struct wslot {
+	uint32_t seq;
+	uint8_t	state;
+	uint8_t	tries;
+	stime_t	deadline;
+};
+
+struct worker {
+	struct link up, down;
+	stime_t	nic_free;
+	unsigned iter;
+	uint32_t base;		/* first chunk of the current iteration */
+	uint32_t received;	/* results received this iteration */
+	unsigned wcur;		/* window of the current iteration */
+	struct wslot *win;	/* ring of wmax entries, by seq */
+	uint32_t *kept;		/* seq + 1 of the results kept to answer
+				 * FETCH, a ring of 4 * wmax (as libesa) */
+	stime_t	timer_at;	/* armed timer, 0: none; a timer event
+				 * whose time is not timer_at is stale */
+	int	done;
+};
+
+struct psent {
+	uint32_t seq;
+	uint8_t	used;
+	uint8_t	done;
+	uint16_t nsum;		/* ranks in the sum it completes with, with
+				 * multiplicity: what the values would show
+				 * if a rank were counted twice */
+	uint64_t multi;		/* ranks of the multi-rank partials kept */
+	uint64_t single;	/* ranks the PS has on their own */
+	uint64_t resent;	/* ranks that resent the chunk */
+	uint64_t resent2;	/* ... at least twice */
+	stime_t	fetch_at;	/* last FETCH round, 0: none */
+};
+
+enum { JS_WAIT = 0, JS_RUN, JS_DONE };
+
+struct job {
+	const struct sim_job_spec *spec;
+	struct esa_job reg;	/* what the data plane reads */
+	struct worker *w;
+	unsigned wmax;		/* largest window (ring size) */
+	int	region;		/* switchml: region index, -1: none */
+	uint64_t full;
+	uint32_t total;		/* chunks over all iterations */
+	uint8_t	*done_bits;	/* chunk completed (first time) */
+	uint8_t	*div_bits;	/* some rank of the chunk went to the PS */
+	struct psent *ring;	/* the PS's per-chunk state */
+	uint32_t ringmask;
+	unsigned ps;
+	unsigned workers_done;
+	int	state;
+};
+
+struct pshost {
+	struct link up, down;
+	stime_t	free;
+};
+
+/* Slot accounting classes (the simulator's view, not the data plane's). */
+enum { CL_FREE = 0, CL_BUSY, CL_HELD, CL_DEAD };
+
+struct slot_aux {
+	stime_t	claimed;	/* when the current key claimed the slot */
+	uint8_t	cls;
+};
+
+struct sim {
+	const struct sim_params *P;
+	const struct sim_workload *W;
+	struct sim_result *R;
+	int	policy;
+	stime_t	now;
+	uint64_t ord;
+	struct heap h;
+	uint64_t rng;
+	int	oom;
+
+	stime_t	pkt_tx, ps_pkt_tx, prop, sw_svc, ps_svc, ps_copy_svc, nic_svc;
+	stime_t	t0, tmax;
+	uint64_t stale_ns;
+
+	struct esa_slot *slot;
+	struct esa_tomb *tombs;		/* esa_tombs: ESA_TOMB_RING per job */
+	struct slot_aux *aux;
+	/* switchml: nreg fixed regions of regsize slots, and the jobs
+	 * waiting for one (FIFO by arrival)
+	 */
+	unsigned nreg, regsize;
+	int32_t	*reg_owner;	/* job + 1, 0: free */
+	uint32_t *waitq;
+	unsigned wq_head, wq_tail;
+	struct job *job;
+	struct esa_home *homes;	/* scratch for home_place() */
+	unsigned jobs_active, jobs_done;
+	struct pshost *ps;
+	unsigned nps;
+	stime_t	sw_free;
+
+	/* utilisation integrals (slot x ps) and time series */
+	unsigned n_busy, n_held, n_resv;
+	stime_t	t_last, t_first;
+	uint64_t i_busy, i_held, i_occ;
+	double	useful;
+	stime_t	bin;
+	unsigned nbins, capbins;
+	double	*b_busy, *b_held, *b_occ;
+};
+
+/* sim_engine.c */
+void sim_push(struct sim *s, stime_t t, int kind, const struct pkt *p,
+	      unsigned dst, uint32_t arg);
+int sim_setup(struct sim *s, const struct sim_params *P,
+	      const struct sim_workload *W, int policy, struct sim_result *R);
+void sim_free(struct sim *s);
+/* sim_net.c */
+int sim_lose(struct sim *s);
+stime_t sim_link_tx(struct link *l, stime_t t, stime_t tx);
+void sim_to_worker(struct sim *s, struct job *j, unsigned rank,
+		   const struct pkt *p);
+void sim_to_ps(struct sim *s, struct job *j, const struct pkt *p);
+void sim_ps_send(struct sim *s, struct job *j, const struct pkt *p,
+		 unsigned dst);
+/* sim_acct.c */
+void sim_ts_advance(struct sim *s);
+void sim_cls_set(struct sim *s, uint32_t idx, int cls);
+void sim_acct_check(struct sim *s);
+void sim_mark_done(struct sim *s, struct job *j, uint32_t seq, int in_switch);
+void sim_mark_diverted(struct job *j, uint32_t seq);
+int sim_is_diverted(const struct job *j, uint32_t seq);
+/* sim_switch.c */
+uint32_t sim_job_gen(const struct job *j);
+int sim_owner_alive(struct sim *s, uint32_t jid, uint32_t gen);
+struct esa_tomb *sim_tomb_of(struct sim *s, uint32_t jid, uint32_t seq);
+void sim_sw_proc(struct sim *s, struct pkt *p, unsigned dst);
+/* sim_ps.c */
+void sim_ps_proc(struct sim *s, struct pkt *p);
+/* sim_worker.c */
+int sim_job_arrive(struct sim *s, struct job *j);
+void sim_job_finish(struct sim *s, struct job *j);
+void sim_start_iteration(struct sim *s, struct job *j, unsigned rank);
+void sim_worker_result(struct sim *s, struct pkt *p, unsigned rank);
+void sim_worker_timer(struct sim *s, struct job *j, unsigned rank);
+
+#endif /* ESA_SIM_INT_H */

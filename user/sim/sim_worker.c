@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * esa_sim workers and jobs: windows, resend timers, results, iterations;
+ * a job's arrival and registration (switchml regions, homes) and its end.
+ */
+#include <stdlib.h>
+#include "sim_int.h"
+
+static stime_t worker_tx(struct sim *s, struct job *j, unsigned rank,
+			 uint32_t seq, int resend)
+{
+	struct worker *w = &j->w[rank];
+	struct pkt p = {
+		.bitmap = 1ULL << rank,
+		.seq = seq,
+		.job = (uint16_t)(j - s->job),
+		.rank = rank,
+		.type = ESA_T_DATA,
+		.flags = resend ? ESA_F_RESEND : 0,
+		.prio = sim_prio_of(s->P->prio, j->spec, seq),
+	};
+	stime_t t = s->now;
+
+	if (s->nic_svc) {
+		if (w->nic_free > t)
+			t = w->nic_free;
+		t += s->nic_svc;
+		w->nic_free = t;
+	}
+	t = sim_link_tx(&w->up, t, s->pkt_tx) + s->prop;
+	s->R->data_tx++;
+	if (resend)
+		s->R->resends++;
+	if (sim_lose(s)) {
+		s->R->lost++;
+		s->R->lost_data++;
+	} else {
+		sim_push(s, t, EV_AT_SWITCH, &p, DST_NONE, 0);
+	}
+	return t;
+}
+
+static void arm_timer(struct sim *s, struct job *j, unsigned rank, stime_t d)
+{
+	struct worker *w = &j->w[rank];
+
+	if (w->timer_at && w->timer_at <= d)
+		return;
+	w->timer_at = d;
+	sim_push(s, d, EV_TIMER, NULL, rank, (uint32_t)(j - s->job));
+}
+
+static void send_chunk(struct sim *s, struct job *j, unsigned rank, uint32_t seq)
+{
+	struct wslot *e = &j->w[rank].win[seq % j->wmax];
+	stime_t arr = worker_tx(s, j, rank, seq, 0);
+
+	e->seq = seq;
+	e->state = WS_OUT;
+	e->tries = 0;
+	e->deadline = arr + s->t0;
+	arm_timer(s, j, rank, e->deadline);
+}
+
+/* ------------------------------------------------------------------ */
+/* Workers and jobs                                                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The window a worker uses for an iteration: its own, or under switchml at
+ * most its job's region (a larger window would collide with itself).  It
+ * changes only between iterations, when the worker has nothing in flight.
+ */
+static unsigned job_window(const struct sim *s, const struct job *j)
+{
+	if (j->reg.region_size && j->reg.region_size < j->wmax)
+		return j->reg.region_size;
+	return j->wmax;
+}
+
+void sim_start_iteration(struct sim *s, struct job *j, unsigned rank)
+{
+	struct worker *w = &j->w[rank];
+	unsigned n;
+
+	w->wcur = job_window(s, j);
+	n = j->spec->chunks < w->wcur ? j->spec->chunks : w->wcur;
+	w->base = w->iter * j->spec->chunks;
+	w->received = 0;
+	for (unsigned i = 0; i < n; i++)
+		send_chunk(s, j, rank, w->base + i);
+}
+
+/*
+ * Switchml: the pool is cut into nreg equal regions once; a job takes a free
+ * one when it arrives, or waits (its packets go to the PS: no switch memory)
+ * until a job's completion frees one.  The control plane writes the region
+ * into the job's registration; workers adopt the matching window at their
+ * next iteration.
+ */
+static int swml_assign(struct sim *s, struct job *j)
+{
+	for (unsigned i = 0; i < s->nreg; i++) {
+		if (s->reg_owner[i])
+			continue;
+		s->reg_owner[i] = (int32_t)(j - s->job) + 1;
+		j->region = i;
+		j->reg.region_base = i * s->regsize;
+		j->reg.region_size = s->regsize;
+		sim_ts_advance(s);
+		s->n_resv += s->regsize;
+		return 0;
+	}
+	return -1;
+}
+
+static void swml_release(struct sim *s, struct job *j)
+{
+	s->reg_owner[j->region] = 0;
+	j->region = -1;
+	j->reg.region_base = 0;
+	j->reg.region_size = 0;
+	sim_ts_advance(s);
+	s->n_resv -= s->regsize;
+	while (s->wq_head != s->wq_tail) {
+		struct job *n = &s->job[s->waitq[s->wq_head]];
+
+		if (n->state != JS_RUN) {
+			s->wq_head++;
+			continue;
+		}
+		if (swml_assign(s, n))
+			break;
+		s->wq_head++;
+	}
+}
+
+void sim_job_finish(struct sim *s, struct job *j)
+{
+	unsigned jid = j - s->job;
+
+	j->state = JS_DONE;
+	s->R->jct[jid] = (double)(s->now - j->spec->arrival) / T_S;
+	/* esactl job delete: a new generation, its slots are dead now. */
+	j->reg.state = ESA_JOB_DELETED;
+	j->reg.life = ESA_LIFE(sim_job_gen(j) + 1, 0);
+	for (unsigned i = 0; i < s->P->pool; i++) {
+		struct esa_slot *sl = &s->slot[i];
+
+		if (sl->job == jid && sl->state != ESA_SLOT_FREE)
+			sim_cls_set(s, i, CL_DEAD);
+	}
+	if (j->region >= 0)
+		swml_release(s, j);
+	sim_acct_check(s);
+	for (unsigned r = 0; r < j->spec->nworkers; r++) {
+		free(j->w[r].win);
+		free(j->w[r].kept);
+	}
+	free(j->w);
+	j->w = NULL;
+	free(j->ring);
+	j->ring = NULL;
+	s->jobs_active--;
+	s->jobs_done++;
+}
+
+/* A PS's FETCH: answer with the result if the worker still keeps it. */
+static void worker_fetch(struct sim *s, struct job *j, struct pkt *p,
+			 unsigned rank)
+{
+	struct worker *w = &j->w[rank];
+	struct pkt r = *p;
+	stime_t t;
+
+	if (w->kept[p->seq % (4 * j->wmax)] != p->seq + 1)
+		return;
+	r.type = ESA_T_RESULT;
+	r.rank = rank;
+	r.bitmap = j->full;
+	s->R->fetch_answered++;
+	t = sim_link_tx(&w->up, s->now, s->pkt_tx) + s->prop;
+	if (sim_lose(s)) {
+		s->R->lost++;
+		return;
+	}
+	sim_push(s, t, EV_AT_SWITCH, &r, DST_TO_PS, 0);
+}
+
+void sim_worker_result(struct sim *s, struct pkt *p, unsigned rank)
+{
+	struct job *j = &s->job[p->job];
+	struct worker *w;
+	struct wslot *e;
+	uint32_t seq = p->seq, nx;
+
+	if (j->state == JS_RUN && rank < j->spec->nworkers &&
+	    p->type == ESA_T_FETCH) {
+		worker_fetch(s, j, p, rank);
+		return;
+	}
+	if (j->state != JS_RUN || rank >= j->spec->nworkers) {
+		s->R->results_dup++;
+		return;
+	}
+	w = &j->w[rank];
+	e = &w->win[seq % j->wmax];
+	if (w->done || e->seq != seq || e->state != WS_OUT) {
+		s->R->results_dup++;
+		return;
+	}
+	e->state = WS_GOT;
+	w->kept[seq % (4 * j->wmax)] = seq + 1;
+	s->R->results_accepted++;
+	w->received++;
+	nx = seq + w->wcur;
+	if (nx < w->base + j->spec->chunks)
+		send_chunk(s, j, rank, nx);
+	if (w->received < j->spec->chunks)
+		return;
+	/* Iteration done. */
+	w->iter++;
+	if (w->iter < j->spec->iters) {
+		sim_push(s, s->now + sim_compute_draw(s->P, j->spec, rank, w->iter),
+		     EV_COMPUTE, NULL, rank, p->job);
+		return;
+	}
+	w->done = 1;
+	if (++j->workers_done == j->spec->nworkers)
+		sim_job_finish(s, j);
+}
+
+void sim_worker_timer(struct sim *s, struct job *j, unsigned rank)
+{
+	struct worker *w = &j->w[rank];
+	stime_t next = 0, to;
+
+	s->R->timer_fires++;
+	w->timer_at = 0;
+	for (unsigned i = 0; i < j->wmax; i++) {
+		struct wslot *e = &w->win[i];
+
+		if (e->state != WS_OUT)
+			continue;
+		if (e->deadline <= s->now) {
+			if (e->tries < 30)
+				e->tries++;
+			to = s->t0 << (e->tries < 20 ? e->tries : 20);
+			if (to > s->tmax || to < s->t0)
+				to = s->tmax;
+			e->deadline = worker_tx(s, j, rank, e->seq, 1) + to;
+		}
+		if (!next || e->deadline < next)
+			next = e->deadline;
+	}
+	if (next)
+		arm_timer(s, j, rank, next);
+}
+
+/* esactl job add ... region auto HOME: a home where few others are. */
+static void home_place(struct sim *s, struct job *j)
+{
+	struct esa_home *h = s->homes;
+	unsigned n = 0, size = s->P->home < s->P->pool ? s->P->home : s->P->pool;
+
+	for (unsigned k = 0; k < s->W->njobs; k++)
+		if (s->job[k].state == JS_RUN && s->job[k].reg.region_size)
+			h[n++] = (struct esa_home){ s->job[k].reg.region_base,
+						    s->job[k].reg.region_size };
+	j->reg.region_base = esa_home_place(h, n, s->P->pool, size);
+	j->reg.region_size = size;
+}
+
+int sim_job_arrive(struct sim *s, struct job *j)
+{
+	unsigned n = j->spec->nworkers, win = s->P->window;
+	uint32_t ring = 64;
+
+	j->reg.life = ESA_LIFE(sim_job_gen(j) + 1, 0);
+	j->reg.state = ESA_JOB_ACTIVE;
+	j->reg.nworkers = n;
+	j->reg.max_prio = 255;
+	j->reg.lease_ms = 0;
+	j->region = -1;
+	if (s->policy == ESA_POLICY_SWITCHML && swml_assign(s, j))
+		s->waitq[s->wq_tail++] = (uint32_t)(j - s->job);
+	j->wmax = win;
+	if (s->policy != ESA_POLICY_SWITCHML && s->P->home)
+		home_place(s, j);
+	while (ring < 4 * win)
+		ring *= 2;
+	j->ringmask = ring - 1;
+	j->ring = calloc(ring, sizeof(*j->ring));
+	j->w = calloc(n, sizeof(*j->w));
+	if (!j->ring || !j->w)
+		return -1;
+	for (unsigned r = 0; r < n; r++) {
+		j->w[r].win = calloc(win, sizeof(struct wslot));
+		j->w[r].kept = calloc(4 * win, sizeof(uint32_t));
+		if (!j->w[r].win || !j->w[r].kept)
+			return -1;
+		sim_push(s, s->now + sim_compute_draw(s->P, j->spec, r, 0),
+		     EV_COMPUTE, NULL, r, (uint32_t)(j - s->job));
+	}
+	j->state = JS_RUN;
+	s->jobs_active++;
+	return 0;
+}
