@@ -465,7 +465,7 @@ static __always_inline int esa_tc_fanout(struct __sk_buff *skb)
 		}
 		esa_ip_csum(p.ip);
 		if (bpf_clone_redirect(skb, m->ifindex, 0)) {
-			CNT(c, ESA_C_COPY_DROP);
+			CNT(c, ESA_C_COPY_TXERR);
 			continue;
 		}
 		CNT(c, m->rank == ESA_MEMBER_PS ? ESA_C_PS_COPY_TX :

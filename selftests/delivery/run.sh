@@ -21,9 +21,10 @@
 #   job 2: h2.3, h3, int32            job 3: h3 alone (one worker)
 #   job 4: 64 workers, 16 on each of h4.1 .. h4.4, int32
 #
-# Per mode (native with policy esa, generic with policy atp): every sum
+# Per mode (native and generic) and policy (esa, atp): every sum
 # exact; every worker got each result the switch completed exactly once
-# (result copies = completions x workers, one per member, none dropped);
+# (result copies = completions x workers, one per member, none dropped)
+# and most of its results from the switch;
 # every forgery dropped and counted where the trust model says: the switch
 # (drop_place, drop_ack), the kernel's reverse-path filter, the PS, the
 # workers.  Prints TAP.  KEEP=1 keeps the logs.
@@ -104,8 +105,9 @@ forge() {
 # rack 2, all at once while the jobs run.  Each sends N frames of each kind.
 N=200
 attack() {
-	local p5 p2 sw=10.255.0.1
+	local p5 p2 h21 h22 sw=10.255.0.1
 	p5=$(mac_of $SW p5) p2=$(mac_of $SW p2)
+	h21=$(mac_of $P-h2.1) h22=$(mac_of $P-h2.2)
 	sleep 0.3
 	# To the hosts, one kind after the other (their sockets are busy):
 	# 1. to job 1's rank 0: a result from the rogue, and FETCHes (a
@@ -120,9 +122,20 @@ attack() {
 		forge h5 dmac=$p5 src=$sw dst=10.9.250.2 dport=9000 type=partial job=2 bitmap=3 reason=1 n=$N gap=0.001
 		forge h5 dmac=$p5 src=10.9.5.2 sport=6002 dst=10.9.250.2 dport=9000 type=result job=2 rank=1 bitmap=3 n=$N gap=0.001
 	} &
-	# To the switch, all at once: 3. DATA as job 1's ranks, rank 0 from
+	# 3. From the rack, meanwhile: to its neighbours straight over the
+	#    bridge, a result to job 1's rank 1 and FETCHes to its rank 2; to
+	#    the PS, spoofing its neighbour h2.3 (job 2's rank 0; the
+	#    reverse-path filter lets that through: it is on the same port), a
+	#    partial and an unrequested FETCH answer
+	{
+		forge h2.4 dmac=$h21 src=10.9.2.5 dst=10.9.2.2 dport=6001 type=result job=1 bitmap=7 n=$N gap=0.001
+		forge h2.4 dmac=$h22 src=10.9.2.5 sport=9000 dst=10.9.2.3 dport=6001 type=fetch job=1 n=$N gap=0.001
+		forge h2.4 dmac=$p2 src=10.9.2.4 sport=6002 dst=10.9.250.2 dport=9000 type=partial job=2 bitmap=3 reason=1 n=$N gap=0.001
+		forge h2.4 dmac=$p2 src=10.9.2.4 sport=6002 dst=10.9.250.2 dport=9000 type=result job=2 rank=0 bitmap=3 n=$N gap=0.001
+	} &
+	# To the switch, all at once: 4. DATA as job 1's ranks, rank 0 from
 	# another port, rank 1 from its own rack with another MAC, and rank 0
-	# of job 4 likewise; 4. ACKs of job 2 (policy atp frees a held sum for
+	# of job 4 likewise; 5. ACKs of job 2 (policy atp frees a held sum for
 	# them), from the rogue's own address and from the PS's address on
 	# the wrong port
 	forge h5 dmac=$p5 src=10.9.1.2 sport=6001 dst=$sw type=data job=1 rank=0 n=$N &
@@ -137,7 +150,7 @@ attack() {
 # mode MODE POLICY: the jobs, under attack, through the switch in MODE.
 mode() {
 	local rc rpf0
-	M=$1
+	M=$1-$2
 	TOPO_MODE=$1
 	topo_unload
 	topo_load slots 512 values 256 policy $2 || { nok "$M: switch loaded"; return; }
@@ -176,12 +189,25 @@ mode() {
 # it once, and the PS once unless the sum came from it (policy atp's acks).
 delivery_checks() {
 	local j w c a
+	local tx e
 	for j in 1:3 2:2 3:1 4:64; do
 		w=${j#*:} j=${j%:*}
 		c=$(swc $j completed) a=$(swc $j acks)
-		check "$M: job $j ($w workers): $((c + a)) sums sent out by the switch, each once to each worker ($(swc $j result_tx)), $c to the PS ($(swc $j ps_copy_tx))" \
-			[ $((c + a)) -gt 0 -a "$(swc $j result_tx)" = $(((c + a) * w)) -a \
+		# a copy a full port queue refused is counted too (copy_txerr)
+		tx=$(swc $j result_tx) e=$(swc $j copy_txerr)
+		check "$M: job $j ($w workers): $((c + a)) sums sent out by the switch, each once to each worker ($tx, $e refused by a full port queue), $c to the PS ($(swc $j ps_copy_tx))" \
+			[ $((c + a)) -gt 0 -a $((tx + e)) = $(((c + a) * w)) -a \
 			  "$(swc $j ps_copy_tx)" = $c ]
+	done
+	# ... and reached them: most of the results the workers used came
+	# from the switch, not from the PS's answers to their resends (a
+	# fan-out that misaddresses its copies shows here, not above).
+	for j in 1:3 2:2 4:64; do
+		w=${j#*:} j=${j%:*}
+		a=$(json $LOG/$M.run.json "job($j)['rx_results']")
+		c=$(json $LOG/$M.run.json "job($j)['rx_results'] - job($j)['rx_from_ps']")
+		check "$M: job $j ($w workers): most results reached the workers from the switch ($c of $a)" \
+			[ "${c:-0}" -gt 0 -a $((2 * ${c:-0})) -gt "${a:-0}" ]
 	done
 	check "$M: no copy dropped, no sum sent the PS's way for want of a fan-out" \
 		[ "$(json $LOG/$M.sw.json 'd["total"]["copy_drop"] + d["total"]["fanout_miss"]')" = 0 ]
@@ -201,14 +227,16 @@ trust_checks() {
 	check "$M: the switch's spoofed address from a port: dropped by the reverse-path filter ($(( $(rpf) - $1 )))" \
 		[ $(( $(rpf) - $1 )) -ge $N ]
 	drop=$(json $LOG/$M.ps.json 'job(2)["drop_source"] + job(2)["drop_unasked"]')
-	check "$M: forged partials and unrequested FETCH answers dropped at the PS ($drop of $((2 * N)))" \
-		[ "$drop" = $((2 * N)) ]
+	check "$M: forged partials and unrequested FETCH answers, from another port and from a rank's own rack, dropped at the PS ($drop of $((4 * N)))" \
+		[ "$drop" = $((4 * N)) ]
 	drop=$(json $LOG/$M.run.json 'job(1)["rx_untrusted"] + job(1)["fetch_refused"]')
-	check "$M: forged results and FETCHes refused by the workers ($drop of $((2 * N))), none answered" \
-		[ "$drop" = $((2 * N)) -a "$(json $LOG/$M.run.json 'job(1)["fetch_answered"]')" = 0 ]
+	check "$M: forged results and FETCHes, from another port and from a rack neighbour, refused by the workers ($drop of $((4 * N))), none answered" \
+		[ "$drop" = $((4 * N)) -a "$(json $LOG/$M.run.json 'job(1)["fetch_answered"]')" = 0 ]
 }
 
 mode native esa
+mode native atp
+mode generic esa
 mode generic atp
 
 echo "1..$n"

@@ -32,6 +32,7 @@ const char *const esa_counter_names[__ESA_C_MAX] = {
 	[ESA_C_DOWN_RX]		= "down_rx",
 	[ESA_C_FANOUT_MISS]	= "fanout_miss",
 	[ESA_C_COPY_DROP]	= "copy_drop",
+	[ESA_C_COPY_TXERR]	= "copy_txerr",
 	[ESA_C_DROP_TRUNC]	= "drop_truncated",
 	[ESA_C_DROP_VERSION]	= "drop_version",
 	[ESA_C_DROP_TYPE]	= "drop_type",

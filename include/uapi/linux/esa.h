@@ -228,6 +228,11 @@ enum esa_counter {
 	ESA_C_DROP_INTERNAL,	/* drops: the switch failed (map lookup,
 				 * metadata): a bug or no memory
 				 */
+	ESA_C_COPY_TXERR,	/* result copies a port did not take (its
+				 * queue full): seen in generic mode, where
+				 * the tc fan-out sends them; a devmap's in
+				 * native mode are the driver's tx drops
+				 */
 	__ESA_C_MAX,
 };
 
@@ -265,17 +270,51 @@ struct esa_counters {
  *   ESA_JOB_A_ID           NLA_U32, required: 0 .. max_jobs - 1 (module
  *                          parameter, default 256; ERANGE otherwise).
  *                          EEXIST if the id is registered.
- *   ESA_JOB_A_WORKERS      NLA_NESTED, required, repeated: one attribute per
- *                          rank, in rank order (the first is rank 0), 1 ..
+ *   ESA_JOB_A_WORKERS      NLA_NESTED, repeated: one attribute per rank, in
+ *                          rank order (the first is rank 0), up to
  *                          ESA_MAX_WORKERS of them (ERANGE otherwise).  Each
  *                          is a nest of:
- *       ESA_ADDR_A_IPV4    NLA_BE32, required, not 0: the rank's address.
- *       ESA_ADDR_A_PORT    NLA_BE16, optional: its UDP source port; 0 or
- *                          absent accepts any port.
- *                          No two ranks may have the same address and port.
+ *       ESA_ADDR_A_IPV4    NLA_U32 (the address in network byte order, as
+ *                          the spec's big-endian u32): the rank's address,
+ *                          not 0.
+ *       ESA_ADDR_A_PORT    NLA_U16 (network byte order), optional: its UDP
+ *                          source port; 0 or absent accepts any port.
+ *                          No two members (workers and leaves) may have the
+ *                          same address and port.  Two levels: an empty
+ *                          nest is a rank that is not a worker of this box
+ *                          (under another leaf, or a leaf's lowest rank).
+ *                          Required, unless ESA_JOB_A_LEAVES is given.
  *   ESA_JOB_A_PS           NLA_NESTED, required: the job's parameter server,
  *                          ESA_ADDR_A_IPV4 and ESA_ADDR_A_PORT, both
  *                          required and not 0.
+ *   Two levels (docs/design.md, "Two levels"; esactl job add ... upstream,
+ *   ... leaves): a leaf box sums the ranks under it and sends the sum to its
+ *   spine; a spine sums the leaves' sums.  Every member of a job here, a
+ *   worker or a leaf, must be at a rank of its own; together they are the
+ *   box's ranks, ESA_JOB_A_MASK.
+ *   ESA_JOB_A_UPSTREAM     NLA_NESTED, optional: at a leaf, its spine
+ *                          (ESA_ADDR_A_IPV4 and ESA_ADDR_A_PORT, both
+ *                          required and not 0), where the sum of the box's
+ *                          ranks goes.  Required when some of the job's
+ *                          ranks are not under this box (EINVAL).
+ *   ESA_JOB_A_LEAVES       NLA_NESTED, optional, repeated: at a spine, one
+ *                          attribute per leaf box, a nest of:
+ *       ESA_LEAF_A_IPV4    NLA_U32 (network byte order), required, not 0:
+ *                          the leaf's address.
+ *       ESA_LEAF_A_PORT    NLA_U16 (network byte order), optional: the UDP
+ *                          source port of its sums; 0 or absent: any.
+ *       ESA_LEAF_A_RANKS   NLA_U64, required: the ranks under the leaf, bit
+ *                          r for rank r; not 0, below the job's ranks
+ *                          (ERANGE), disjoint from every other member's
+ *                          (EINVAL).  The leaf is the member at the lowest
+ *                          of them (its sums carry that rank and ESA_F_LEAF,
+ *                          and exactly this bitmap): that rank's
+ *                          ESA_JOB_A_WORKERS, if any, must be empty.
+ *   ESA_JOB_A_RANKS        NLA_U8, optional: the job's ranks, here or not,
+ *                          1 .. ESA_MAX_WORKERS; default, and at least: the
+ *                          number of ESA_JOB_A_WORKERS, or one past the
+ *                          highest rank of a leaf, whichever is more
+ *                          (ERANGE).
  *   ESA_JOB_A_MAX_PRIO     NLA_U8, optional, default 0: the highest priority
  *                          the job's packets may carry.
  *   ESA_JOB_A_LEASE_MS     NLA_U32, optional, default 0 (never): 0, or
@@ -310,6 +349,12 @@ struct esa_counters {
  *                          it does not change when the lease runs out or
  *                          the priority is set; delete and add again give a
  *                          new one (unique per id over time, as generations).
+ *   ESA_JOB_A_RANKS        NLA_U8: the job's ranks; ESA_JOB_A_WORKERS has
+ *                          one attribute for each (empty where no worker of
+ *                          this box is).
+ *   ESA_JOB_A_MASK         NLA_U64: the ranks this box sums (its workers'
+ *                          and leaves'); all of the job's for one level.
+ *   ESA_JOB_A_UPSTREAM, ESA_JOB_A_LEAVES  as in ESA_CMD_JOB_ADD, if any.
  *
  * ESA_CMD_JOB_SET: change ESA_JOB_A_MAX_PRIO (required) of ESA_JOB_A_ID
  * (required).  No other attribute can change (EOPNOTSUPP): delete the job
@@ -390,6 +435,11 @@ enum esa_job_attr {
 	ESA_JOB_A_COUNTERS,
 	ESA_JOB_A_TOTALS,
 	ESA_JOB_A_REG,
+	ESA_JOB_A_PAD,
+	ESA_JOB_A_UPSTREAM,
+	ESA_JOB_A_LEAVES,
+	ESA_JOB_A_MASK,
+	ESA_JOB_A_RANKS,
 	__ESA_JOB_A_MAX,
 };
 
@@ -403,6 +453,17 @@ enum esa_addr_attr {
 };
 
 #define ESA_ADDR_A_MAX	(__ESA_ADDR_A_MAX - 1)
+
+enum esa_leaf_attr {
+	ESA_LEAF_A_UNSPEC,
+	ESA_LEAF_A_IPV4,
+	ESA_LEAF_A_PORT,
+	ESA_LEAF_A_RANKS,
+	ESA_LEAF_A_PAD,
+	__ESA_LEAF_A_MAX,
+};
+
+#define ESA_LEAF_A_MAX	(__ESA_LEAF_A_MAX - 1)
 
 enum esa_ctr_attr {
 	ESA_CTR_A_UNSPEC,
@@ -431,26 +492,33 @@ enum esa_ctr_attr {
  *	Jobs are per network namespace, but a program's slots are not: a
  *	program (or its maps) serving ports in two namespaces would see one
  *	namespace's slots as dead owners in the other and take them.  *b,
- *	kept by the program in its own memory (zeroed when loaded), binds it
- *	to the namespace of the first packet that calls this; a packet from
+ *	zeroed when the program is loaded and kept in a map that goes with
+ *	the slot maps (the data plane's esa_kf_ns, pinned as "bind": a
+ *	program sharing the slot maps shares it too), binds the slots to
+ *	the namespace of the first packet that calls this; a packet from
  *	another namespace then returns -EXDEV, is counted there
  *	(ESA_CTR_A_FOREIGN) and named in the kernel log, and must be dropped.
- *	Returns 0 for a packet of the program's namespace; -EINVAL if b is
+ *	Returns 0 for a packet of the slots' namespace; -EINVAL if b is
  *	not 8-byte aligned.  The data path calls it before admission and
  *	before the PS's ack touches a slot.
  *   int bpf_esa_admit(struct xdp_md *ctx, __u64 key, __be32 saddr,
- *		       struct esa_kf_jinfo *ji);
- *	Admit a DATA packet: its job, rank, priority and UDP source port
- *	packed by ESA_KF_KEY(), and its IPv4 source.  Returns 0, or
- *	ESA_C_EXPIRED when the packet is the job's first after its lease ran
- *	out (it belongs to the new generation: count it), or the ESA_C_DROP_*
- *	counter of the reason it is refused (JOB, RANK, PRIO, SPOOF).  On
- *	admission the job's lease is renewed and *ji filled (generation,
- *	registration, region, worker count); else *ji is left alone.
+ *		       __be64 bitmap, struct esa_kf_jinfo *ji);
+ *	Admit a DATA packet: its job, rank, priority, flags and UDP source
+ *	port packed by ESA_KF_KEY(), its IPv4 source and its bitmap (as on
+ *	the wire).  Returns 0, or ESA_C_EXPIRED when the packet is the job's
+ *	first after its lease ran out (it belongs to the new generation:
+ *	count it), or the ESA_C_DROP_* counter of the reason it is refused
+ *	(JOB; RANK, also a rank that is not a member of this box; PRIO;
+ *	HEADER, a leaf's sum without ESA_F_LEAF or with another bitmap than
+ *	the leaf's ranks, or ESA_F_LEAF from a worker; SPOOF).  On admission
+ *	the job's lease is renewed and *ji filled (generation, registration,
+ *	region, worker count, and the two levels' mask, the member's ranks
+ *	and the upstream); else *ji is left alone.
  *   int bpf_esa_owner_alive(struct xdp_md *ctx, __u32 job, __u32 gen);
  *	1 while generation gen of the job is registered and within its lease.
  *   int bpf_esa_job(struct xdp_md *ctx, __u32 job, struct esa_kf_job *out);
- *	1 and *out, or 0 when the job is not registered.
+ *	1 and *out (with a leaf's upstream), or 0 when the job is not
+ *	registered.
  *
  * Pointer arguments must not be NULL.  The module registers the kfuncs with
  * KF_TRUSTED_ARGS, with which 6.12's verifier refuses a program that may
@@ -463,9 +531,10 @@ enum esa_ctr_attr {
  * loaded program that calls them holds a reference on esa.ko: rmmod fails
  * with EAGAIN until it is gone.
  */
-#define ESA_KF_KEY(job, rank, prio, sport)				\
+#define ESA_KF_KEY(job, rank, prio, flags, sport)			\
 	((__u64)(__u16)(job) | (__u64)(__u16)(rank) << 16 |		\
-	 (__u64)(__u8)(prio) << 32 | (__u64)(__u16)(sport) << 48)
+	 (__u64)(__u8)(prio) << 32 | (__u64)(__u8)(flags) << 40 |	\
+	 (__u64)(__u16)(sport) << 48)
 
 /*
  * What admission tells the data path: bpf/esa.bpf.c's struct esa_jinfo.
@@ -479,7 +548,7 @@ struct esa_kf_jinfo {
 	__u32	region_size;
 	__u32	nworkers;	/* the job's ranks */
 	__u32	resv;
-	/* Two levels; left 0 by a registry of one level: */
+	/* Two levels (ESA_JOB_A_MASK, ESA_JOB_A_LEAVES, ESA_JOB_A_UPSTREAM): */
 	__u64	mask;		/* the ranks this box sums; 0: all */
 	__u64	rset;		/* the packet's member's ranks; 0: 1 << rank */
 	struct esa_addr up;	/* a leaf's spine; ip 0: this box is the top */
@@ -492,6 +561,7 @@ struct esa_kf_job {
 	__u32	region_size;
 	__u32	nworkers;
 	struct esa_addr ps;
+	struct esa_addr up;	/* a leaf's spine; ip 0: this box is the top */
 };
 
 /* The namespace a program serves, set by bpf_esa_bind(); 0: none yet. */
