@@ -331,8 +331,9 @@ int esa_io_recv(struct esa_worker *w, uint64_t now);
 void esa_io_release(struct esa_worker *w, uint64_t buf);
 /* Packet p's buffer may not change yet (AF_XDP: its frame is posted). */
 bool esa_io_busy(struct esa_worker *w, const struct esa_pkt *p);
-/* Before writing packet p: wait (bounded) until it is not busy. */
-void esa_io_claim(struct esa_worker *w, const struct esa_pkt *p);
+/* Before writing packet p: wait (bounded) until it is not busy; false if
+ * it still is (then it must not be written). */
+bool esa_io_claim(struct esa_worker *w, const struct esa_pkt *p);
 /* Wait for input (or room to send) until deadline_ns (UINT64_MAX: no
  * limit); 0 or -errno. */
 int esa_io_wait(struct esa_worker *w, uint64_t deadline_ns);

@@ -46,7 +46,7 @@ static void esa_xsk_worker_close(struct esa_worker *w);
 static uint8_t *esa_xsk_worker_pkt(struct esa_worker *w, uint32_t id);
 static int esa_xsk_worker_send(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t now);
 static bool esa_xsk_worker_busy(struct esa_worker *w, uint32_t id);
-static void esa_xsk_worker_claim(struct esa_worker *w, uint32_t id);
+static bool esa_xsk_worker_claim(struct esa_worker *w, uint32_t id);
 static int esa_xsk_worker_recv(struct esa_worker *w, uint64_t now);
 static void esa_xsk_worker_release(struct esa_worker *w, uint64_t buf);
 static int esa_xsk_worker_fd(struct esa_worker *w);
@@ -368,10 +368,9 @@ bool esa_io_busy(struct esa_worker *w, const struct esa_pkt *p)
 	return w->xsk && esa_xsk_worker_busy(w, p->id);
 }
 
-void esa_io_claim(struct esa_worker *w, const struct esa_pkt *p)
+bool esa_io_claim(struct esa_worker *w, const struct esa_pkt *p)
 {
-	if (w->xsk)
-		esa_xsk_worker_claim(w, p->id);
+	return !w->xsk || esa_xsk_worker_claim(w, p->id);
 }
 
 int esa_io_send_ps(struct esa_worker *w, const void *buf, size_t len, uint64_t now)
@@ -548,9 +547,9 @@ static bool esa_xsk_worker_busy(struct esa_worker *w, uint32_t id)
 	return esa_xsk_tx_busy(w->xsk, id);
 }
 
-static void esa_xsk_worker_claim(struct esa_worker *w, uint32_t id)
+static bool esa_xsk_worker_claim(struct esa_worker *w, uint32_t id)
 {
-	esa_xsk_tx_claim(w->xsk, id);
+	return esa_xsk_tx_claim(w->xsk, id);
 }
 
 static int esa_xsk_worker_recv(struct esa_worker *w, uint64_t now)

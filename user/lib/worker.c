@@ -564,7 +564,13 @@ static void pkt_init(struct esa_worker *w, struct esa_entry *e, int k, uint32_t 
 	struct esa_hdr *h = (struct esa_hdr *)p->buf;
 
 	heap_del(w, p);
-	esa_io_claim(w, p);
+	if (!esa_io_claim(w, p) && !w->broken) {
+		/* rewriting a frame the device still reads would send a mix of
+		 * two chunks: stop instead (esa_pump fails every request) */
+		wfail(w, -EIO, "AF_XDP: send frame %u still posted after a second: %s does "
+		      "not complete its sends", p->id, w->io_desc);
+		w->broken = -EIO;
+	}
 	p->seq = seq;
 	p->kind = kind;
 	p->state = PK_READY;

@@ -1051,10 +1051,24 @@ bool esa_xsk_tx_busy(struct esa_xsk *x, uint32_t i)
 	return __atomic_load_n(&q->inflight[x->txf[i]], __ATOMIC_ACQUIRE);
 }
 
-void esa_xsk_tx_claim(struct esa_xsk *x, uint32_t i)
+static int kick(struct esa_xsk *x);
+
+bool esa_xsk_tx_claim(struct esa_xsk *x, uint32_t i)
 {
-	for (int t = 0; t < 100000 && esa_xsk_tx_busy(x, i); t++)
+	struct timespec t0, t;
+
+	if (!esa_xsk_tx_busy(x, i))
+		return true;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		kick(x);	/* zero-copy: the driver completes once woken */
 		sched_yield();
+		if (!esa_xsk_tx_busy(x, i))
+			return true;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec) <
+		 1000000000LL);
+	return false;
 }
 
 /*
@@ -1146,10 +1160,24 @@ static bool parse(struct esa_xsk *x, uint8_t *f, uint32_t len, struct esa_xsk_rx
 	return true;
 }
 
+/*
+ * Zero-copy (XDP_USE_NEED_WAKEUP): a driver that found the fill ring empty
+ * stops receiving until it is woken; copy mode fills from the ring in the
+ * kernel's receive path and never asks.
+ */
+static void wake_fill(struct esa_xsk *x)
+{
+	if (x->q->zerocopy && xsk_ring_prod__needs_wakeup(&x->q->fill))
+		recvfrom(X.xsk_socket__fd(x->xsk), NULL, 0, MSG_DONTWAIT, NULL, NULL);
+}
+
 int esa_xsk_recv(struct esa_xsk *x, struct esa_xsk_rx *rx, int max)
 {
 	uint32_t idx, n = xsk_ring_cons__peek(&x->rx, max, &idx);
 	int got = 0;
+
+	if (!n)
+		wake_fill(x);	/* nothing came: perhaps for want of frames */
 
 	for (uint32_t j = 0; j < n; j++) {
 		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&x->rx, idx + j);
@@ -1192,4 +1220,5 @@ void esa_xsk_flush(struct esa_xsk *x)
 	x->nrel = 0;
 	refill(q);
 	pthread_mutex_unlock(&q->lock);
+	wake_fill(x);
 }

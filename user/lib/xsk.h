@@ -69,8 +69,9 @@ int esa_xsk_tx_prep(struct esa_xsk *x, uint32_t i, const struct sockaddr_in *fro
 		    const struct sockaddr_in *to, size_t paylen, char *err, size_t len);
 /* The frame is still posted (being sent): it must not change. */
 bool esa_xsk_tx_busy(struct esa_xsk *x, uint32_t i);
-/* Wait (bounded) until it is not. */
-void esa_xsk_tx_claim(struct esa_xsk *x, uint32_t i);
+/* Wait until it is not, for at most a second: false if it still is (the
+ * device does not complete its sends), and then it must stay untouched. */
+bool esa_xsk_tx_claim(struct esa_xsk *x, uint32_t i);
 /* Post frames[0..n) and have the kernel send them: how many were posted
  * (the ring was full for the rest), or -errno. */
 int esa_xsk_send(struct esa_xsk *x, const uint32_t *frames, int n);

@@ -354,7 +354,8 @@ static void xs_flush(struct ps *ps)
 	xs_npend = 0;
 }
 
-/* Build the packet in a send frame; false: send it by UDP (no next hop). */
+/* Build the packet in a send frame; false: send it by UDP (no next hop, or
+ * the frame is still posted). */
 static bool xs_tx(const struct sockaddr_in *from, const struct sockaddr_in *to,
 		  const void *buf, size_t len)
 {
@@ -363,7 +364,9 @@ static bool xs_tx(const struct sockaddr_in *from, const struct sockaddr_in *to,
 
 	if (xs_npend == BATCH)
 		xs_flush(the_ps);
-	esa_xsk_tx_claim(xs, f);
+	/* a frame the device has not sent yet must not change: UDP instead */
+	if (!esa_xsk_tx_claim(xs, f))
+		return false;
 	if (esa_xsk_tx_prep(xs, f, from, to, len, err, sizeof(err)))
 		return false;
 	memcpy(esa_xsk_tx_payload(xs, f), buf, len);
