@@ -934,6 +934,7 @@ static void test_timers(void)
 	esa_config_set(c, "window", "512");
 	esa_config_set(c, "timeout_us", "300");
 	esa_config_set(c, "timeout_max_ms", "60000");
+	apply_extra(c, g_io);
 	ok(esa_config_set(c, "timeout_us", "10") == -EINVAL &&
 	   !esa_config_get(c, "timeout_ms", a, sizeof(a)) && !strcmp(a, "0"),
 	   "config: timeout_us 300 taken (timeout_ms reads 0), 10 refused (%s)",
@@ -1080,6 +1081,7 @@ static void test_rcvbuf(void)
 	esa_config_set(c, "rank", "0");
 	esa_config_set(c, "workers", "1");
 	esa_config_set_int(c, "rcvbuf", ask);
+	apply_extra(c, g_io);	/* AF_XDP: the UDP socket beside it */
 	w = esa_worker_open(c, err, sizeof(err));
 	esa_config_free(c);
 	got = esa_worker_stat(w, "rcvbuf");
@@ -1178,6 +1180,7 @@ static int64_t first_seq(const char *run, int *set_run_after)
 	esa_config_set(c, "workers", "2");
 	if (run)
 		esa_config_set(c, "run", run);
+	apply_extra(c, g_io);
 	w = esa_worker_open(c, NULL, 0);
 	if (!w)
 		goto out;
@@ -1355,9 +1358,11 @@ static void test_xdp(void)
 	test_xdp_open();
 	g_io = "io=xdp xdp_workers=8";	/* up to 5 workers share lo queue 0 */
 #define XRUN(t) do { if (!getenv("LIBTEST_XDP") || strstr(#t, getenv("LIBTEST_XDP"))) t(); } while (0)
+	XRUN(test_run);
 	XRUN(test_int_clean);
 	XRUN(test_int_lossy);
 	XRUN(test_overflow);
+	XRUN(test_float_headroom);
 	XRUN(test_float);
 	XRUN(test_large);
 	XRUN(test_async_multi);
@@ -1366,6 +1371,8 @@ static void test_xdp(void)
 	XRUN(test_trust);
 	XRUN(test_mismatch);
 	XRUN(test_dead_peers);
+	XRUN(test_rcvbuf);
+	XRUN(test_timers);
 	g_io = NULL;
 	g_pass = "";
 }

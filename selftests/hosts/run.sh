@@ -24,7 +24,8 @@
 # libesa's documented bound).  Prints TAP.
 # Environment: HOSTS_QUICK=1 runs the unit tests only; HOSTS_SCENARIOS="loss1
 # killed ..." runs only those scenarios (clean loss1 loss5 dupreorder rerun
-# trust killed dead restart); KEEP=1 keeps the logs.
+# trust killed dead restart, and each again over AF_XDP: xdp-clean ...
+# xdp-restart); KEEP=1 keeps the logs.
 set -u
 cd "$(dirname "$0")/../.."
 B=${OUTPUT:-build}
@@ -362,6 +363,8 @@ rerun() {
 	rerun_job2 $name.2 2 102
 	check "$name: job 2 again, same id, same PS, new run number (102) and tensors: every sum right, $(json $LOG/$name.2.run.json 'job(2)["rx_from_ps"]') results from the PS" \
 		jobs_ok $LOG/$name.2.run.json
+	[ $IO = xdp ] && check "$name: job 2's two workers and the PS on AF_XDP (io_xdp $(json $LOG/$name.2.run.json 'job(2)["io_xdp"]'))" \
+		eval '[ "$(json $LOG/$name.2.run.json "job(2)[\"io_xdp\"]")" = 2 ] && grep -q "io xdp eth0 queue 0" $LOG/$name.ps.err'
 	# What the run number prevents (shown, not tested: it depends on loss).
 	reregister2
 	rerun_job2 $name.3 3 102
@@ -405,6 +408,9 @@ trust() {
 	echo "# PS, job 1: drop_source, drop_unasked, rx, done and sent: $drops"
 	check "$name: forged COLLISION, PARTIAL and RESULT from a worker's host dropped (drop_source), its RESULT to no FETCH dropped (drop_unasked), nothing finished" \
 		[ "$drops" = "3 1 4 0" ]
+	[ $IO = xdp ] && check "$name: the PS took them on AF_XDP ($(grep -o 'io xdp [a-z0-9]* queue [0-9]*' $LOG/$name.ps.err))" \
+		grep -q "io xdp eth0 queue 0" $LOG/$name.ps.err
+	return 0
 }
 want trust && trust
 
@@ -560,8 +566,9 @@ restart() {
 want restart && restart
 
 # ------------------------------------------------------------------ AF_XDP
-# The workers and the PS again on AF_XDP (io=xdp, esa-ps --io xdp): clean
-# links, loss, duplication and reordering, killed workers (their XDP
+# The workers and the PS again on AF_XDP (io=xdp, esa-ps --io xdp): every
+# scenario above: clean links, loss, duplication and reordering, a job id
+# run again, forged packets to the PS, killed workers (their XDP
 # programs go with them: bpf_links) and the dead job's slots reclaimed, a
 # dead PS and switch named from ICMP errors that reach the UDP socket
 # beside the AF_XDP one, the PS killed and restarted.  HOSTS_NO_XDP=1 skips.
@@ -569,8 +576,11 @@ if [ -z "${HOSTS_NO_XDP:-}" ]; then
 	IO=xdp PFX=xdp-
 	jobruns
 	want xdp-clean && scenario xdp-clean none 4096
+	want xdp-loss1 && scenario xdp-loss1 loss1 256
 	want xdp-loss5 && scenario xdp-loss5 loss5 256
 	want xdp-dupreorder && scenario xdp-dupreorder dupreorder 256
+	want xdp-rerun && rerun
+	want xdp-trust && trust
 	want xdp-killed && killed
 	want xdp-dead && dead
 	want xdp-restart && restart
