@@ -19,8 +19,11 @@
 #
 # The workers use the fastest transport this build of libesa has: io=auto
 # (AF_XDP where it can, else UDP) when libesa takes that setting, plain UDP
-# sockets otherwise; the demo says which.  -v sets the vector length (the
-# links' MTU follows: 856 values need 3440).
+# sockets otherwise; the demo says which, and how many workers got AF_XDP.
+# esa-ps likewise (--io auto).  Every host's link gets its NAPI by GRO, so
+# that its XDP hook is free for the AF_XDP program (topo.sh, TOPO_NAPI).
+# -v sets the vector length: by default the largest, 856 values (a
+# 3476-byte IP packet; every link has MTU 3500, topo.sh).
 #
 # usage: scripts/demo.sh [ -j JOBS ] [ -w W1,W2,... ] [ -p POOL ] [ -n ELEMS ]
 #                        [ -i ITERS ] [ -W WINDOW ] [ -P POLICY ] [ -s SWITCH_POLICY ]
@@ -40,7 +43,7 @@ ITERS=${DEMO_ITERS:-5}
 WINDOW=${DEMO_WINDOW:-128}
 PRIORITY=${DEMO_PRIORITY:-static}
 POLICY=${DEMO_POLICY:-esa}
-VALUES=${DEMO_VALUES:-256}
+VALUES=${DEMO_VALUES:-856}
 LIBKV=${DEMO_LIB:-}
 
 usage() {
@@ -88,17 +91,16 @@ case $POLICY in esa|atp|switchml) ;; *) die "-s: esa, atp or switchml" ;; esac
 case $VALUES in ''|*[!0-9]*) die "-v: a number of values" ;; esac
 [ "$VALUES" -ge 8 ] && [ "$VALUES" -le 856 ] && [ $((VALUES % 8)) = 0 ] ||
 	die "-v: 8 to 856 values, a multiple of 8"
-# IP, UDP and ESA headers and 4 bytes a value must fit the links' MTU
-mtu=$((20 + 8 + 24 + 4 * VALUES))
-[ $mtu -le 1500 ] || export TOPO_MTU=$mtu
 # The fastest transport libesa has: io=auto if it takes it (AF_XDP where
 # it can), else its UDP sockets.
 IO="UDP sockets"
+PSIO=
 if python3 -c 'import sys; sys.path.insert(0, "user/python"); import esa
 sys.exit(0 if esa.accepts("io", "auto") and esa.accepts("ifname", "eth0") else 1)' \
 	2>/dev/null; then
 	LIBKV="io=auto ifname=eth0 $LIBKV"
 	IO="io=auto (AF_XDP where it can, else UDP)"
+	PSIO="--io auto --ifname eth0"
 fi
 
 # workers per job, cycling over the list
@@ -141,11 +143,11 @@ for ((k = 1; k <= JOBS; k++)); do
 	HOSTS[$k]=""
 	for ((r = 0; r < NW[k]; r++)); do
 		h=$((h + 1))
-		topo_host $h || die "cannot create host $h"
+		TOPO_NAPI=gro topo_host $h || die "cannot create host $h"
 		HOSTS[$k]="${HOSTS[$k]} $h"
 	done
 done
-topo_host 250 || die "cannot create the PS host"
+TOPO_NAPI=gro topo_host 250 || die "cannot create the PS host"
 
 step "Switch: ESA program, policy $POLICY, $POOL slots of $VALUES values, attached to every port"
 topo_load slots $POOL values $VALUES policy $POLICY || die "cannot load the switch"
@@ -171,7 +173,7 @@ echo "   workers' transport: $IO"
 wsum=$((JOBS * WINDOW))
 echo "   windows add up to $wsum chunks in flight over $POOL slots"
 
-ip netns exec $P-h250 $B/esa-ps -j -v $VALUES -s 10.255.0.1 ${SPEC[@]} >$LOG/ps.json 2>$LOG/ps.err &
+ip netns exec $P-h250 $B/esa-ps -j -v $VALUES -s 10.255.0.1 $PSIO ${SPEC[@]} >$LOG/ps.json 2>$LOG/ps.err &
 PSPID=$!
 TOPO_PIDS="$TOPO_PIDS $PSPID"
 for t in $(seq 20); do grep -q serving $LOG/ps.err && break; sleep 0.1; done
@@ -230,6 +232,9 @@ print("goodput: tensor bits reduced per second of allreduce; preemptions and "
 print("counters (esactl -j stats show); PS fallbacks: chunks the PS completed "
       "(esa-ps counters);")
 print("in switch: share of chunks the switch completed itself.")
+nx = sum(j.get("io_xdp", 0) for j in run["jobs"])
+print("workers on AF_XDP: %d of %d (the rest on UDP sockets)"
+      % (nx, sum(j["workers"] for j in run["jobs"])))
 t = sw["total"]
 print("switch totals: %d chunks completed in the switch, %d packets to the PS, "
       "%d preemptions, %d collisions, %d drops" %

@@ -79,20 +79,38 @@ def machine(ps_pid, sw_pid):
 
 
 def perf_start(a, mib):
-    """Rank 0 with --perf: `perf record -a` over the timed region."""
+    """Rank 0 with --perf: `perf record -a`, started disabled; perf_on()
+    enables it at the timed region's start (not perf's own start-up, nor
+    the wait for the other ranks)."""
     if a.rank or not a.perf:
         return None
     out = os.path.join(a.perf, "perf-%d-%s-%d.data" % (a.world, a.label, mib))
-    p = subprocess.Popen(["perf", "record", "-a", "-g", "-F", "499", "-o", out],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(1)       # perf is recording before the region starts
+    ctl_r, ctl_w = os.pipe()
+    ack_r, ack_w = os.pipe()
+    p = subprocess.Popen(["perf", "record", "-a", "-g", "-F", "1999", "-D", "-1",
+                          "--control", "fd:%d,%d" % (ctl_r, ack_w), "-o", out],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         pass_fds=(ctl_r, ack_w))
+    os.close(ctl_r)
+    os.close(ack_w)
+    p.ctl, p.ack = ctl_w, ack_r
+    time.sleep(1)       # perf has opened its events before the region
     return p
+
+
+def perf_ctl(p, cmd):
+    """Tell perf to enable or disable its events, and wait for its ack."""
+    if p:
+        os.write(p.ctl, (cmd + "\n").encode())
+        os.read(p.ack, 16)
 
 
 def perf_stop(p):
     if p:
         p.send_signal(signal.SIGINT)
         p.wait()
+        os.close(p.ctl)
+        os.close(p.ack)
 
 
 def self_cpu():
@@ -102,6 +120,7 @@ def self_cpu():
 
 class Gloo:
     name = "gloo"
+    io = "tcp"
 
     def __init__(self, a):
         pass
@@ -131,6 +150,7 @@ class Esa:
             k, v = s.split("=", 1)
             kv[k] = v
         self.w = esa.Worker(**kv)
+        self.io = self.w.io
         self.w.set_run(esa.ddp.agree_run())
         # A probe of four chunks: a vector length or transport the build
         # takes in its settings but cannot carry fails here (give_up_ms),
@@ -147,6 +167,10 @@ class Esa:
             raise RuntimeError("a probe allreduce of 4 chunks of %d values: wrong sum" % v)
 
     def reduce(self, x, y):
+        # Touch the output before the timed region, as gloo's copy does:
+        # else the first write of every page faults inside it (a training
+        # loop reuses its buckets, which are long faulted in).
+        y.zero_()
         return self
 
     def run(self, x, y):
@@ -182,6 +206,7 @@ def one_size(a, comm, mib, reps):
     prof = perf_start(a, mib)
     dist.barrier()
     m0 = machine(a.ps_pid, a.sw_pid) if a.rank == 0 else None
+    perf_ctl(prof, "enable")
     s0 = comm.stats()
     c0 = self_cpu()
     t0 = time.perf_counter()
@@ -190,6 +215,7 @@ def one_size(a, comm, mib, reps):
     t1 = time.perf_counter()
     c1 = self_cpu()
     dist.barrier()
+    perf_ctl(prof, "disable")
     m1 = machine(a.ps_pid, a.sw_pid) if a.rank == 0 else None
     s1 = comm.stats()
     perf_stop(prof)
@@ -208,7 +234,7 @@ def one_size(a, comm, mib, reps):
         return True
     ok = not any(e["bad"] for e in every)
     rec = {"label": a.label, "comm": comm.name, "ranks": a.world, "mib": mib,
-           "reps": reps, "available": True, "ok": ok,
+           "reps": reps, "available": True, "ok": ok, "io": comm.io,
            "seconds": max(e["seconds"] for e in every),
            "rank_seconds": [e["seconds"] for e in every],
            "cpu_ranks": sum(e["cpu"] for e in every),

@@ -61,6 +61,7 @@ def _bind(lib):
         "esa_worker_close": (None, [c.c_void_p]),
         "esa_worker_error": (c.c_char_p, [c.c_void_p]),
         "esa_worker_warning": (c.c_char_p, [c.c_void_p]),
+        "esa_worker_io": (c.c_char_p, [c.c_void_p]),
         "esa_worker_set_run": (c.c_int, [c.c_void_p, c.c_uint32]),
         "esa_allreduce": (c.c_int, [c.c_void_p, c.c_int, c.c_void_p,
                                     c.c_void_p, c.c_size_t]),
@@ -170,6 +171,8 @@ class Worker:
         self.workers = int(settings.get("workers", 0))
         self.warning = library.esa_worker_warning(self._w).decode(
             errors="replace")
+        # the transport it runs on: "udp ...", or "xdp IFNAME queue Q ..."
+        self.io = library.esa_worker_io(self._w).decode(errors="replace")
 
     @staticmethod
     def _check_cfg(cfg, rc):

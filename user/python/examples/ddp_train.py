@@ -155,6 +155,9 @@ def main():
     ap.add_argument("--local", help="this rank's registered ADDR:PORT (--comm esa)")
     ap.add_argument("--ps", help="the job's PS, ADDR:PORT as registered (--comm esa)")
     ap.add_argument("--values", type=int, default=256)
+    ap.add_argument("--esa", action="append", default=[], metavar="KEY=VALUE",
+                    help="--comm esa: more libesa settings, e.g. io=xdp ifname=eth0 "
+                         "(docs/library.md)")
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--batch", type=int, default=32, help="per rank")
     ap.add_argument("--lr", type=float, default=0.05)
@@ -189,9 +192,16 @@ def main():
     if a.comm == "esa":
         import esa
         import esa.ddp
+        more = {}
+        for kv in a.esa:
+            if "=" not in kv:
+                ap.error("--esa %r: KEY=VALUE expected" % kv)
+            k, v = kv.split("=", 1)
+            more[k] = v
         worker = esa.Worker(switch=a.switch, job=a.job, rank=a.rank,
                             workers=a.world, local=a.local, ps=a.ps,
-                            values=a.values)
+                            values=a.values, **more)
+        print("rank %d: esa io %s" % (a.rank, worker.io), flush=True)
         if a.check_bound:
             worker.set_run(esa.ddp.agree_run())
             state = esa.ddp.EsaHookState(worker)

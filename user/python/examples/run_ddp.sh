@@ -13,17 +13,22 @@
 # (the topology of selftests/hosts/topo.sh, which the demo and tests share)
 #
 # usage: run_ddp.sh [ -n RANKS ] [ -c esa|gloo ] [ -s STEPS ] [ -o OUT.json ] [ -b ] [ -k ]
-#                   [ -B FLOATS ] [ -x "MORE ddp_train.py OPTIONS" ]
+#                   [ -B FLOATS ] [ -I udp|xdp|auto ] [ -v VALUES ]
+#                   [ -x "MORE ddp_train.py OPTIONS" ]
 #   -b: check every bucket's sum against gloo's (ddp_train.py --check-bound)
 #   -B: no training: time allreduces of FLOATS values, gloo and the switch
 #   -x: e.g. "--half --bucket-kb 8" (a float16 bucket, smaller buckets)
+#   -I: libesa's and esa-ps's transport (udp): xdp is AF_XDP on eth0 queue 0
+#       (every host's link gets its NAPI by GRO, so its XDP hook is free)
+#   -v: values per packet (256; at most 856, what the links' MTU carries)
 #   -k: keep the namespaces (for a look at 'esactl stats show' afterwards)
-# Needs root, `make` done, and Debian's python3-torch.
+# Needs root, `make` done (OUTPUT=DIR: its build directory), and Debian's
+# python3-torch.
 set -u
 cd "$(dirname "$0")/../../.."
-B=build
-N=3 COMM=esa STEPS=300 OUT= KEEP= CHECK= MORE=
-while getopts "n:c:s:o:bkB:x:" o; do
+B=${OUTPUT:-build}
+N=3 COMM=esa STEPS=300 OUT= KEEP= CHECK= MORE= IO=udp VALUES=256
+while getopts "n:c:s:o:bkB:x:I:v:" o; do
 	case $o in
 	n) N=$OPTARG ;;
 	c) COMM=$OPTARG ;;
@@ -33,11 +38,17 @@ while getopts "n:c:s:o:bkB:x:" o; do
 	B) CHECK="--bench $OPTARG" ;;
 	k) KEEP=1 ;;
 	x) MORE=$OPTARG ;;
+	I) IO=$OPTARG ;;
+	v) VALUES=$OPTARG ;;
 	*) echo "usage: run_ddp.sh [-n RANKS] [-c esa|gloo] [-s STEPS] [-o OUT.json] [-b] [-k]" \
-		"[-B FLOATS] [-x OPTIONS]" >&2
+		"[-B FLOATS] [-I udp|xdp|auto] [-v VALUES] [-x OPTIONS]" >&2
 	   exit 2 ;;
 	esac
 done
+case $IO in udp|xdp|auto) ;; *) echo "run_ddp.sh: -I: udp, xdp or auto, not \"$IO\"" >&2; exit 2 ;; esac
+case $VALUES in ''|*[!0-9]*) echo "run_ddp.sh: -v: a number of values" >&2; exit 2 ;; esac
+[ "$VALUES" -ge 8 ] && [ "$VALUES" -le 856 ] && [ $((VALUES % 8)) = 0 ] ||
+	{ echo "run_ddp.sh: -v: 8 to 856 values, a multiple of 8" >&2; exit 2; }
 P=esat$$
 JOB=1
 . selftests/hosts/topo.sh
@@ -61,16 +72,21 @@ done
 die() { echo "run_ddp.sh: $*" >&2; exit 1; }
 # h250 is the PS's host; h1..hN the ranks'
 topo_switch || die "cannot make the switch namespace"
+# NAPI by GRO, not an XDP_PASS program: eth0's XDP hook stays free for AF_XDP
 for i in 250 $(seq 1 "$N"); do
-	topo_host $i || die "cannot make host $i"
+	TOPO_NAPI=gro topo_host $i || die "cannot make host $i"
 done
-topo_load values 256 slots 1024 >/dev/null || die "cannot load the switch"
+topo_load values "$VALUES" slots 1024 >/dev/null || die "cannot load the switch"
 workers=""
 for i in $(seq 1 "$N"); do workers="$workers 10.9.$i.2:6000"; done
 esactl job add $JOB ps 10.9.250.2:9000 workers $workers || die "cannot add the job"
 
-topo_bg ip netns exec $P-h250 $B/esa-ps -q -s 10.255.0.1 job $JOB ps 10.9.250.2:9000 \
-	workers $workers >/tmp/$P-ps.log 2>&1
+XIO=()
+[ "$IO" = udp ] || XIO=(--esa io=$IO --esa ifname=eth0 --esa queue=0)
+topo_bg ip netns exec $P-h250 $B/esa-ps -v "$VALUES" -s 10.255.0.1 \
+	--io $IO --ifname eth0 job $JOB ps 10.9.250.2:9000 workers $workers >/tmp/$P-ps.log 2>&1
+for t in $(seq 30); do grep -qs serving /tmp/$P-ps.log && break; sleep 0.1; done
+grep -qs serving /tmp/$P-ps.log || die "esa-ps did not start: $(cat /tmp/$P-ps.log)"
 # gloo would advertise the hostname's address (loopback): use eth0's
 export PYTHONPATH=user/python ESA_LIBESA=$B/libesa.so GLOO_SOCKET_IFNAME=eth0
 rc=0
@@ -82,7 +98,7 @@ for r in $(seq 0 $((N - 1))); do
 		ip netns exec $P-h$h /usr/bin/python3 user/python/examples/ddp_train.py \
 			--rank $r --world "$N" --master 10.9.1.2:29500 --comm "$COMM" \
 			--switch 10.255.0.1 --job $JOB --local 10.9.$h.2:6000 --ps 10.9.250.2:9000 \
-			--steps "$STEPS" \
+			--steps "$STEPS" --values "$VALUES" "${XIO[@]}" \
 			${OUT:+--out "$OUT"} $CHECK $MORE 2>&1 | sed -u "s/^/[rank $r] /"
 	) &
 	ranks+=($!)
