@@ -31,7 +31,7 @@ SKELS	 := $(OUTPUT)/esa.skel.h $(OUTPUT)/esa_kfunc.skel.h $(OUTPUT)/esa_bench.sk
 	    $(OUTPUT)/esa_deliver_bench.skel.h
 COMMON	 := $(OUTPUT)/common/loader.o $(OUTPUT)/common/jobs.o $(OUTPUT)/common/ports.o \
 	    $(OUTPUT)/common/deliver.o $(OUTPUT)/common/route.o \
-	    $(OUTPUT)/common/util.o $(OUTPUT)/common/names.o \
+	    $(OUTPUT)/common/util.o $(OUTPUT)/common/print.o $(OUTPUT)/common/names.o \
 	    $(OUTPUT)/common/esa_nl.o $(OUTPUT)/common/registry.o
 HDRS	 := include/uapi/linux/esa.h include/esa_policy.h include/esa_maps.h include/esa_switch.h $(wildcard user/common/*.h bpf/*.h)
 TOOLS	 := $(OUTPUT)/esactl

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include "loader.h"
 #include "registry.h"
+#include "print.h"
 #include "util.h"
 
 /* Where the program's pins are (-d). */
