@@ -550,6 +550,47 @@ static void test_int_lossy(void)
 	job_free(&j);
 }
 
+static void fetch_case(int gso, const char *what);
+
+static void coalescing(struct simswitch *s)
+{
+	lossy(s);
+	s->gso = 8;
+}
+
+/*
+ * Results coalesced as the kernel's GRO hands them over (UDP_GRO): the
+ * switch sends its results to each worker in UDP GSO sends of up to 8,
+ * which loopback delivers whole to a socket with UDP_GRO, with their
+ * segment size; each result must land in its own buffer (kept as the FETCH
+ * cache entry), garbage and duplicates inside a batch ignored.  And the
+ * same with udp_gro=0, the default (the kernel splits them again).
+ */
+static void test_gro(void)
+{
+	struct op ops[] = { { ESA_INT32, 0, 200000 }, { ESA_FLOAT32, 0, 50000 } };
+	struct simswitch s;
+	struct job j;
+
+	run_one(&s, &j, 13, 3, 31, "values=856 window=64 udp_gro=1", ops, 2, coalescing, 856);
+	ok(!job_check(&j, 0, -1, NULL, 0) && !job_check(&j, 1, -1, NULL, 0) &&
+	   ST(&j, udp_gro) == 3 && ST(&j, rx_coalesced) > ST(&j, rx_packets) / 4 &&
+	   ST(&j, rx_results) == ST(&j, chunks) && ST(&j, rx_invalid) > 0 && s.st.gso_sends > 0,
+	   "UDP_GRO: 856 values, results in GSO sends of up to 8 (%llu), through loss, "
+	   "duplicates and garbage: exact, %llu of %llu datagrams coalesced, %llu invalid "
+	   "ignored", (unsigned long long)s.st.gso_sends,
+	   (unsigned long long)ST(&j, rx_coalesced), (unsigned long long)ST(&j, rx_packets),
+	   (unsigned long long)ST(&j, rx_invalid));
+	job_free(&j);
+	run_one(&s, &j, 13, 3, 32, "values=856 window=64 udp_gro=0", ops, 2, coalescing, 856);
+	ok(!job_check(&j, 0, -1, NULL, 0) && !job_check(&j, 1, -1, NULL, 0) &&
+	   ST(&j, udp_gro) == 0 && ST(&j, rx_coalesced) == 0 && s.st.gso_sends > 0,
+	   "udp_gro=0: the same results one datagram at a time (the kernel splits them), "
+	   "exact");
+	job_free(&j);
+	fetch_case(8, " of results that came coalesced (UDP_GRO)");
+}
+
 static void false_ovf(struct simswitch *s)
 {
 	/* the data chunks of the two ops of test_overflow (see the layout in
@@ -711,7 +752,8 @@ static void test_async_multi(void)
 	job_free(&j2);
 }
 
-static void test_fetch(void)
+/* A kept result answers a FETCH; gso > 1: the results came coalesced. */
+static void fetch_case(int gso, const char *what)
 {
 	struct op ops[] = { { ESA_INT32, 0, 2560 } };
 	struct simswitch s;
@@ -721,7 +763,8 @@ static void test_fetch(void)
 	uint32_t seq = 4;
 
 	ss_start(&s, sp, 256, 3);
-	job_init(&j, 11, 2, 101, sp, NULL, ops, 1);
+	s.gso = gso;
+	job_init(&j, 11, 2, 101, sp, gso > 1 ? "udp_gro=1" : NULL, ops, 1);
 	for (int r = 0; r < 2; r++)
 		j.w[r].serve_ms = 600;
 	ss_job(&s, 11, 2, j.w[0].port0);
@@ -742,10 +785,17 @@ static void test_fetch(void)
 		want[i] = ((int32_t *)j.w[0].in[0])[(seq - 1) * 256 + i] +
 			  ((int32_t *)j.w[1].in[0])[(seq - 1) * 256 + i];
 	ok(s.fetch_got == 1 && s.fetch_seq == seq && !memcmp(s.fetch_vals, want, sizeof(want)) &&
-	   j.w[1].st.fetch_rx == 2 && j.w[1].st.fetch_answered == 1,
-	   "FETCH: a finished worker answers with its kept result, ignores unknown chunks");
+	   j.w[1].st.fetch_rx == 2 && j.w[1].st.fetch_answered == 1 &&
+	   (gso < 2 || (s.st.gso_sends && j.w[1].st.rx_coalesced)),
+	   "FETCH%s: a finished worker answers with its kept result, ignores unknown chunks",
+	   what);
 	(void)jp;
 	job_free(&j);
+}
+
+static void test_fetch(void)
+{
+	fetch_case(0, "");
 }
 
 static void fetch_status(struct simswitch *s)
@@ -1388,6 +1438,7 @@ int main(void)
 	RUN(test_run);
 	RUN(test_int_clean);
 	RUN(test_int_lossy);
+	RUN(test_gro);
 	RUN(test_overflow);
 	RUN(test_float_headroom);
 	RUN(test_float);

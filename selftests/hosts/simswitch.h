@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <linux/esa.h>
 
@@ -50,7 +51,11 @@ struct ss_held {
 	uint8_t	buf[ESA_HDR_LEN + 4 * ESA_MAX_VALUES];
 };
 
+#define SS_GSO_MAX	16	/* datagrams per coalesced send */
+#define SS_GSO_DESTS	8	/* destinations queued at once */
+
 struct ss_stats {
+	uint64_t gso_sends;	/* coalesced sends of 2 datagrams or more */
 	uint64_t rx, tx, results, resends, drop_in, drop_out, dups, reordered;
 	uint64_t false_ovf, true_ovf, garbage, bad_data, inconsistent, fetch_answers;
 	uint64_t prio_mismatch;
@@ -76,6 +81,15 @@ struct simswitch {
 	uint64_t rng;
 	struct ss_held held[SS_HELD];
 	int	nheld;
+	/* gso > 1: what goes out to one address, of one length, leaves in UDP
+	 * GSO sends of up to gso datagrams, as a kernel's GRO hands results
+	 * over coalesced (on loopback the receiver gets them so, with UDP_GRO) */
+	int	gso;
+	struct ss_q {
+		struct sockaddr_in to;
+		int	n, len;
+		uint8_t	buf[SS_GSO_MAX * (ESA_HDR_LEN + 4 * ESA_MAX_VALUES)];
+	} q[SS_GSO_DESTS];	/* one per destination (the last one evicts) */
 	struct ss_stats st;
 	/* FETCH answers seen: (job, seq) -> values, for the FETCH test */
 	uint32_t fetch_seq;
@@ -98,11 +112,71 @@ static inline bool ss_chance(struct simswitch *s, double p)
 	return p > 0 && (ss_rand(s) >> 11) * 0x1p-53 < p;
 }
 
+/* Send what a coalescing queue holds: one datagram, or a GSO send. */
+static inline void ss_flush_q(struct simswitch *s, struct ss_q *q)
+{
+	struct iovec iov = { .iov_base = q->buf, .iov_len = (size_t)q->n * q->len };
+	union {
+		char	b[CMSG_SPACE(sizeof(uint16_t))];
+		struct cmsghdr align;
+	} ctl;
+	struct msghdr m = { .msg_name = &q->to, .msg_namelen = sizeof(q->to),
+			    .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (!q->n)
+		return;
+	if (q->n > 1) {
+		struct cmsghdr *c;
+		uint16_t seg = q->len;
+
+		m.msg_control = ctl.b;
+		m.msg_controllen = sizeof(ctl.b);
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = IPPROTO_UDP;	/* SOL_UDP */
+		c->cmsg_type = 103;	/* UDP_SEGMENT */
+		c->cmsg_len = CMSG_LEN(sizeof(seg));
+		memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+		s->st.gso_sends++;
+	}
+	sendmsg(s->fd, &m, 0);
+	s->st.tx += q->n;
+	q->n = 0;
+}
+
+static inline void ss_flush(struct simswitch *s)
+{
+	for (int i = 0; i < SS_GSO_DESTS; i++)
+		ss_flush_q(s, &s->q[i]);
+}
+
 static inline void ss_raw_send(struct simswitch *s, const struct sockaddr_in *to,
 			       const void *buf, int len)
 {
-	sendto(s->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to));
-	s->st.tx++;
+	struct ss_q *q = &s->q[SS_GSO_DESTS - 1];
+
+	if (s->gso < 2) {
+		sendto(s->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to));
+		s->st.tx++;
+		return;
+	}
+	/* the destination's queue, else an empty one, else the last */
+	for (int i = SS_GSO_DESTS - 1; i >= 0; i--) {
+		if (!s->q[i].n)
+			q = &s->q[i];
+		else if (s->q[i].to.sin_port == to->sin_port &&
+			 s->q[i].to.sin_addr.s_addr == to->sin_addr.s_addr) {
+			q = &s->q[i];
+			break;
+		}
+	}
+	if (q->n && (len != q->len || q->to.sin_port != to->sin_port ||
+		     q->to.sin_addr.s_addr != to->sin_addr.s_addr))
+		ss_flush_q(s, q);
+	q->to = *to;
+	q->len = len;
+	memcpy(q->buf + (size_t)q->n++ * len, buf, len);
+	if (q->n == s->gso || q->n == SS_GSO_MAX)
+		ss_flush_q(s, q);
 }
 
 /* Send with the configured misbehaviour. */
@@ -316,6 +390,7 @@ static inline void *ss_thread(void *arg)
 		if (poll(p, 2, s->nheld ? 1 : 20) <= 0) {
 			pthread_mutex_lock(&s->lock);
 			ss_tick(s, true);	/* quiet: let the held ones go */
+			ss_flush(s);
 			pthread_mutex_unlock(&s->lock);
 			continue;
 		}
@@ -329,6 +404,9 @@ static inline void *ss_thread(void *arg)
 				sl = sizeof(src);
 			}
 		}
+		pthread_mutex_lock(&s->lock);
+		ss_flush(s);	/* a burst handled: what is queued goes */
+		pthread_mutex_unlock(&s->lock);
 	}
 	return NULL;
 }

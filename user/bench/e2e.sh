@@ -232,7 +232,7 @@ one_config() {
 			>"$OUT/log/ps-$w-$label.json" 2>"$OUT/log/ps-$w-$label.err" &
 		pspid=$!
 		TOPO_PIDS="$TOPO_PIDS $pspid"
-		for r in $(seq 50); do grep -qs serving "$OUT/log/ps-$w-$label.err" && break; sleep 0.1; done
+		for r in $(seq 200); do grep -qs serving "$OUT/log/ps-$w-$label.err" && break; sleep 0.1; done
 		grep -q serving "$OUT/log/ps-$w-$label.err" || die "esa-ps did not start: $(cat "$OUT/log/ps-$w-$label.err")"
 		esa=(--esa values=$v ${WINDOW:+--esa window=$WINDOW})
 		for kv in $LIBKV; do esa+=(--esa "$kv"); done

@@ -240,7 +240,8 @@ def one_size(a, comm, mib, reps):
            "cpu_ranks": sum(e["cpu"] for e in every),
            "machine": {k: m1[k] - m0[k] for k in m0},
            "errors": ["rank %d %s" % (e["rank"], b) for e in every for b in e["bad"]],
-           "stats": {k: s1[k] - s0[k] for k in s1 if k != "rcvbuf"}}
+           "stats": {k: s1[k] - s0[k] for k in s1 if k not in ("rcvbuf", "udp_gro")},
+           "udp_gro": s1.get("udp_gro", 0)}
     print(json.dumps(rec), flush=True)
     return ok
 

@@ -47,6 +47,7 @@ esa_config *esa_config_new(void)
 	c->io = ESA_IO_UDP;
 	c->queue = 0;
 	c->xdp_workers = 2;
+	c->udp_gro = 0;		/* the XDP switch's results cannot coalesce */
 	return c;
 }
 
@@ -138,6 +139,7 @@ static const struct ikey ikeys[] = {
 	IK("rcvbuf", rcvbuf, 65536, 1 << 30),
 	IK("queue", queue, 0, 1023),
 	IK("xdp_workers", xdp_workers, 1, 64),
+	IK("udp_gro", udp_gro, 0, 1),
 };
 
 int esa_config_set(esa_config *c, const char *key, const char *value)

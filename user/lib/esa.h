@@ -107,6 +107,11 @@ int esa_version(void);
  *   xdp_workers     1..64: AF_XDP workers of this process that may share
  *                   the interface's queue: the first to open sizes the
  *                   UMEM they share for that many like it (default 2)
+ *   udp_gro         0|1: io=udp takes the switch's results coalesced by the
+ *                   kernel's GRO (UDP_GRO), each in a buffer of its own
+ *                   (default 0: the kernel coalesces only datagrams with a
+ *                   UDP checksum, and the XDP switch sends its results
+ *                   without; the udp_gro counter says if the socket took it)
  */
 esa_config *esa_config_new(void);
 void esa_config_free(esa_config *c);
@@ -246,6 +251,10 @@ struct esa_stats {
 	uint64_t xdp_zerocopy;	/* 1: AF_XDP in zero-copy mode, 0: copy mode */
 	uint64_t xdp_drops;	/* AF_XDP: packets to us dropped (malformed, or by
 				 * the kernel: fill ring empty, RX ring full) */
+	uint64_t udp_gro;	/* 1: the switch's results arrive coalesced
+				 * (UDP_GRO on its socket), 0: one at a time */
+	uint64_t rx_coalesced;	/* datagrams received in coalesced messages of
+				 * two or more (UDP_GRO) */
 };
 
 /* 0, or -EINVAL.  size: sizeof(struct esa_stats) as the caller knows it. */

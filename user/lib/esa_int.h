@@ -58,6 +58,7 @@ struct esa_config {
 	int	queue;			/* AF_XDP: the interface's queue */
 	int	xdp_workers;		/* AF_XDP: workers of a process sharing a
 					 * queue's UMEM (the first sizes it) */
+	int	udp_gro;		/* UDP: results coalesced (UDP_GRO) */
 	char	ifname[ESA_IFNAMSIZ];	/* AF_XDP: "" = the route to the switch */
 	char	netns[256];
 	char	err[256];
@@ -193,6 +194,10 @@ struct esa_request {
 
 #define ESA_BATCH	64
 #define ESA_RC_VALID	0x80
+/* UDP_GRO: messages per recvmmsg on the switch's socket; a message is up
+ * to ESA_GRO_SEGS results coalesced by the kernel (its UDP_GRO_CNT_MAX). */
+#define ESA_GRO_MSGS	8
+#define ESA_GRO_SEGS	64
 
 struct esa_xsk;
 
@@ -204,6 +209,8 @@ struct esa_udp {
 				 * DATA out (one route lookup), its results in;
 				 * -1 on AF_XDP */
 	int	gso;		/* UDP_SEGMENT: packets per send, 0: none */
+	int	gro;		/* UDP_GRO on sfd: segments a message holds
+				 * (an iovec and a buffer each), 0: off */
 	uint32_t nbuf;		/* receive buffers: the FETCH cache holds some */
 	size_t	slot;		/* bytes each */
 	uint8_t	*mem;
@@ -212,6 +219,14 @@ struct esa_udp {
 	struct iovec riov[ESA_BATCH];
 	struct sockaddr_in rsrc[ESA_BATCH];
 	uint32_t rb[ESA_BATCH];	/* the buffer of each receive slot */
+	struct mmsghdr gmsg[ESA_GRO_MSGS];	/* UDP_GRO's receive messages */
+	struct iovec giov[ESA_GRO_MSGS][ESA_GRO_SEGS];
+	uint32_t gb[ESA_GRO_MSGS][ESA_GRO_SEGS];	/* the buffer of each */
+	struct sockaddr_in gsrc[ESA_GRO_MSGS];
+	union {
+		char	buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} gctl[ESA_GRO_MSGS];
 	struct mmsghdr smsg[ESA_BATCH];
 	struct iovec siov[ESA_BATCH];
 	union {

@@ -38,6 +38,10 @@
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT	103
 #endif
+#ifndef UDP_GRO
+#define UDP_GRO		104
+#endif
+#define GRO_MAX_BYTES	65536	/* the most a GRO'd datagram holds (gro_max_size) */
 #define UDP_MAX_SEGS	64	/* the kernel's UDP_MAX_SEGMENTS up to 6.x */
 #define UDP_MAX_PAYLOAD	65507
 
@@ -110,7 +114,16 @@ static int bound_socket(struct esa_worker *w, bool report, char *err, size_t len
 	return fd;
 }
 
-/* The send socket: connected to the switch, GSO if the kernel has it. */
+/* UDP_GRO: the most results one coalesced datagram can hold. */
+static int gro_segs(const struct esa_worker *w)
+{
+	size_t n = GRO_MAX_BYTES / w->pktlen + 1;
+
+	return n < ESA_GRO_SEGS ? (int)n : ESA_GRO_SEGS;
+}
+
+/* The send socket: connected to the switch, GSO if the kernel has it,
+ * GRO for the results it receives. */
 static int send_socket(struct esa_worker *w, char *err, size_t len)
 {
 	struct esa_udp *u = &w->udp;
@@ -132,16 +145,21 @@ static int send_socket(struct esa_worker *w, char *err, size_t len)
 		if (u->gso < 2)
 			u->gso = 0;
 	}
+	u->gro = 0;
+	if (w->cfg.udp_gro && !setsockopt(fd, SOL_UDP, UDP_GRO, &(int){ 1 }, sizeof(int)))
+		u->gro = gro_segs(w);
+	w->st.udp_gro = u->gro > 0;
 	return fd;
 }
 
-/* The receive buffers: the cache's share, and two batches' worth. */
+/* The receive buffers: the cache's share, two batches' worth, and what
+ * UDP_GRO's messages hold posted. */
 static int udp_buffers(struct esa_worker *w)
 {
 	struct esa_udp *u = &w->udp;
 
 	u->slot = (w->pktlen + 64 + 63) & ~(size_t)63;	/* longer: not ours */
-	u->nbuf = w->nrc + 2 * ESA_BATCH;
+	u->nbuf = w->nrc + 2 * ESA_BATCH + ESA_GRO_MSGS * gro_segs(w);
 	u->mem = aligned_alloc(64, u->slot * u->nbuf);
 	u->free = malloc(u->nbuf * sizeof(*u->free));
 	if (!u->mem || !u->free)
@@ -154,6 +172,13 @@ static int udp_buffers(struct esa_worker *w)
 		u->rmsg[i].msg_hdr.msg_iovlen = 1;
 		u->rmsg[i].msg_hdr.msg_name = &u->rsrc[i];
 		u->rb[i] = UINT32_MAX;
+	}
+	for (int i = 0; i < ESA_GRO_MSGS; i++) {
+		u->gmsg[i].msg_hdr.msg_iov = u->giov[i];
+		u->gmsg[i].msg_hdr.msg_name = &u->gsrc[i];
+		u->gmsg[i].msg_hdr.msg_control = u->gctl[i].buf;
+		for (int k = 0; k < ESA_GRO_SEGS; k++)
+			u->gb[i][k] = UINT32_MAX;
 	}
 	return 0;
 }
@@ -395,6 +420,24 @@ void esa_io_release(struct esa_worker *w, uint64_t buf)
 		w->udp.free[w->udp.nfree++] = (uint32_t)buf;
 }
 
+/* recvmmsg, reading the error queue after a transient error: how many
+ * messages, 0 if none is there, or -errno (fatal). */
+static int recv_batch(struct esa_worker *w, int fd, struct mmsghdr *msg, int n, uint64_t now)
+{
+	for (;;) {
+		int m = recvmmsg(fd, msg, n, MSG_DONTWAIT, NULL), e = errno;
+
+		if (m >= 0)
+			return m;
+		if (e == EAGAIN || e == EWOULDBLOCK)
+			return 0;
+		if (e != EINTR && !esa_transient_errno(e))
+			return -e;
+		if (e != EINTR)
+			esa_read_errq(w, fd, now);	/* ICMP errors about what we sent */
+	}
+}
+
 /* Drain one socket: packets handled, or -errno (fatal). */
 static int udp_drain(struct esa_worker *w, int fd, uint64_t now)
 {
@@ -411,19 +454,9 @@ static int udp_drain(struct esa_worker *w, int fd, uint64_t now)
 			u->riov[i].iov_len = u->slot;
 			u->rmsg[i].msg_hdr.msg_namelen = sizeof(u->rsrc[i]);
 		}
-		m = recvmmsg(fd, u->rmsg, ESA_BATCH, MSG_DONTWAIT, NULL);
-		if (m < 0) {
-			int e = errno;
-
-			if (e == EINTR)
-				continue;
-			if (e == EAGAIN || e == EWOULDBLOCK)
-				return got;
-			if (!esa_transient_errno(e))
-				return -e;
-			esa_read_errq(w, fd, now);	/* ICMP errors about what we sent */
-			continue;
-		}
+		m = recv_batch(w, fd, u->rmsg, ESA_BATCH, now);
+		if (m <= 0)
+			return m < 0 ? m : got;
 		for (int i = 0; i < m; i++) {
 			if (esa_rx_packet(w, u->riov[i].iov_base, u->rmsg[i].msg_len, &u->rsrc[i],
 					  now, u->rb[i]))
@@ -431,6 +464,91 @@ static int udp_drain(struct esa_worker *w, int fd, uint64_t now)
 		}
 		got += m;
 		if (m < ESA_BATCH)
+			return got;
+	}
+}
+
+/* The segment size of a coalesced message (UDP_GRO's cmsg), or 0. */
+static size_t gro_size(struct msghdr *h)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
+		int g;
+
+		if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+			memcpy(&g, CMSG_DATA(c), sizeof(g));
+			return g > 0 ? (size_t)g : 0;
+		}
+	}
+	return 0;
+}
+
+/*
+ * One message of the switch's socket: a datagram, or datagrams of `seg`
+ * bytes coalesced.  Each iovec is one buffer of pktlen bytes, so each
+ * result lies in a buffer of its own, whole, and a kept one pins only it;
+ * a segment of another size cannot be a result (they straddle buffers):
+ * all invalid.  Returns the datagrams it held.
+ */
+static int gro_split(struct esa_worker *w, int i, uint64_t now)
+{
+	struct esa_udp *u = &w->udp;
+	struct mmsghdr *m = &u->gmsg[i];
+	size_t len = m->msg_len, seg = gro_size(&m->msg_hdr), n;
+
+	if (!seg || seg >= len)
+		seg = len ? len : 1;	/* a datagram alone */
+	n = (len + seg - 1) / seg;
+	if (!n)
+		n = 1;
+	if ((n > 1 && seg != w->pktlen) || (n == 1 && len > w->pktlen) ||
+	    (m->msg_hdr.msg_flags & MSG_TRUNC)) {
+		w->st.rx_packets += n;
+		w->st.rx_invalid += n;
+		return (int)n;
+	}
+	if (n > 1)
+		w->st.rx_coalesced += n;
+	for (size_t k = 0; k < n; k++) {
+		size_t l = len - k * seg < seg ? len - k * seg : seg;
+
+		if (esa_rx_packet(w, u->giov[i][k].iov_base, l, &u->gsrc[i], now, u->gb[i][k])) {
+			/* the cache has it now: a fresh buffer in its place */
+			u->gb[i][k] = u->free[--u->nfree];
+			u->giov[i][k].iov_base = u->mem + (size_t)u->gb[i][k] * u->slot;
+		}
+	}
+	return (int)n;
+}
+
+/* Drain the switch's socket with UDP_GRO: packets handled, or -errno. */
+static int gro_drain(struct esa_worker *w, uint64_t now)
+{
+	struct esa_udp *u = &w->udp;
+	int got = 0;
+
+	if (u->gb[0][0] == UINT32_MAX) {	/* first time: post every buffer */
+		for (int i = 0; i < ESA_GRO_MSGS; i++) {
+			for (int k = 0; k < u->gro; k++) {
+				u->gb[i][k] = u->free[--u->nfree];
+				u->giov[i][k].iov_base = u->mem + (size_t)u->gb[i][k] * u->slot;
+				u->giov[i][k].iov_len = w->pktlen;
+			}
+			u->gmsg[i].msg_hdr.msg_iovlen = u->gro;
+		}
+	}
+	for (;;) {
+		int m;
+
+		for (int i = 0; i < ESA_GRO_MSGS; i++) {
+			u->gmsg[i].msg_hdr.msg_namelen = sizeof(u->gsrc[i]);
+			u->gmsg[i].msg_hdr.msg_controllen = sizeof(u->gctl[i]);
+		}
+		m = recv_batch(w, u->sfd, u->gmsg, ESA_GRO_MSGS, now);
+		if (m <= 0)
+			return m < 0 ? m : got;
+		for (int i = 0; i < m; i++)
+			got += gro_split(w, i, now);
+		if (m < ESA_GRO_MSGS)
 			return got;
 	}
 }
@@ -446,7 +564,7 @@ int esa_io_recv(struct esa_worker *w, uint64_t now)
 		got += rc;
 	}
 	if (w->udp.sfd >= 0) {
-		rc = udp_drain(w, w->udp.sfd, now);
+		rc = w->udp.gro ? gro_drain(w, now) : udp_drain(w, w->udp.sfd, now);
 		if (rc < 0)
 			return rc;
 		got += rc;

@@ -1650,7 +1650,7 @@ static const struct {
 	SF(rx_invalid), SF(overflows), SF(redos), SF(scale_chunks), SF(fetch_rx),
 	SF(fetch_answered), SF(send_again), SF(rtt_us_sum), SF(rtt_samples),
 	SF(rx_untrusted), SF(fetch_refused), SF(icmp_errors), SF(ps_probes), SF(rcvbuf),
-	SF(io_xdp), SF(xdp_zerocopy), SF(xdp_drops),
+	SF(io_xdp), SF(xdp_zerocopy), SF(xdp_drops), SF(udp_gro), SF(rx_coalesced),
 };
 
 int64_t esa_worker_stat(const esa_worker *w, const char *name)
