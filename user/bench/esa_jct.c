@@ -130,6 +130,7 @@ struct job {
 
 struct run {
 	struct jct_opts *o;
+	unsigned xdp_share;	/* AF_XDP: the most workers on one host */
 	struct sim_workload wl;
 	struct esa sw;
 	struct job *job;
@@ -226,6 +227,22 @@ static unsigned top_prio(const struct sim_params *p, const struct sim_job_spec *
 	return first > last ? first : last;
 }
 
+/* The most workers any host gets over the run (AF_XDP's sharing of a
+ * host's queue: not all at once, but a bound), at most libesa's 64. */
+static unsigned host_workers_max(void)
+{
+	unsigned cnt[JCT_MAX_HOSTS + 1] = { 0 }, m = 1;
+
+	for (unsigned i = 0; i < R.wl.njobs; i++)
+		for (unsigned r = 0; r < R.job[i].n; r++) {
+			unsigned h = jct_host_of(R.o, R.job[i].id, r);
+
+			if (++cnt[h] > m)
+				m = cnt[h];
+		}
+	return m < 64 ? m : 64;
+}
+
 static void *worker_main(void *arg)
 {
 	struct wk *w = arg;
@@ -269,6 +286,13 @@ static void *worker_main(void *arg)
 	esa_config_set_int(c, "prio_steps", SIM_PRIO_STEPS);
 	snprintf(buf, sizeof(buf), "10.9.%u.2:%u", JCT_PS_HOST, JCT_PS_PORT);
 	esa_config_set(c, "ps", buf);
+	if (strcmp(R.o->io, "udp")) {
+		/* the workers of a host share its queue's UMEM, which the
+		 * first to open sizes for xdp_workers like it */
+		esa_config_set(c, "io", R.o->io);
+		esa_config_set(c, "ifname", "eth0");
+		esa_config_set_int(c, "xdp_workers", R.xdp_share);
+	}
 	if (esa_config_error(c)[0]) {
 		job_fail(w, -EINVAL, "config: %s", esa_config_error(c));
 		goto done;
@@ -644,6 +668,17 @@ static void write_run(FILE *f, double makespan, int ok)
 			(c1.idle - cpu0.idle) / tot_j, c1.self - cpu0.self, c1.ps - cpu0.ps,
 			others > 0 ? others : 0);
 	}
+	{
+		unsigned nw = 0, nx = 0;
+
+		for (unsigned i = 0; i < R.wl.njobs; i++)
+			for (unsigned r = 0; r < R.job[i].n; r++) {
+				nw++;
+				nx += R.job[i].w[r].st.io_xdp != 0;
+			}
+		fprintf(f, "io asked=%s workers=%u on_xdp=%u xdp_share=%u\n", R.o->io, nw, nx,
+			R.xdp_share);
+	}
 	fprintf(f, "util u_agg=%.6f u_held=%.6f u_occ=%.6f\n",
 		R.nsamples ? R.sum_busy / R.nsamples / p->pool : 0,
 		R.nsamples ? R.sum_held / R.nsamples / p->pool : 0,
@@ -776,6 +811,7 @@ int jct_run(struct jct_opts *o)
 			j->w[r].rank = r;
 		}
 	}
+	R.xdp_share = host_workers_max();
 	atomic_store(&R.sampling, 1);
 	pthread_create(&sampler, NULL, sampler_main, NULL);
 	deadline = R.t0 + o->max_run_s;

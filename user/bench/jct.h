@@ -41,6 +41,8 @@ struct jct_opts {
 				 * memory (calibration of the PS path) */
 	int	inject;		/* run: rank 0 of job 0 sends one wrong element
 				 * (the test that the sums are checked) */
+	const char *io;		/* run: libesa's transport, udp, xdp or auto
+				 * (AF_XDP on each host's eth0, queue 0) */
 	unsigned seeds[64];	/* report: the seeds run */
 	unsigned nseeds;
 	unsigned reps;		/* report: repetitions per seed */

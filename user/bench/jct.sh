@@ -25,8 +25,13 @@
 # simulator is told (--link-gbps and --ps-link-gbps, unless given): then
 # the PS's one link carries W times a worker's traffic on every fallback.
 #
+# With -I xdp the workers (esa_jct's libesa) and esa-ps run on AF_XDP, each
+# host's eth0 queue 0 (unshaped hosts get their NAPI by GRO, leaving eth0's
+# XDP hook free; shaped ones go through their wire namespace anyway).
+#
 # usage: user/bench/jct.sh [ -s SEEDS ] [ -r REPS ] [ -o DIR ] [ -P POLICIES ]
-#                          [ -L RATE ] [ -n ] [ -C ] [ -q ] [ -- esa_jct workload options ]
+#                          [ -L RATE ] [ -I IO ] [ -n ] [ -C ] [ -q ]
+#                          [ -- esa_jct workload options ]
 set -u
 cd "$(dirname "$0")/../.."
 B=${OUTPUT:-build}
@@ -39,6 +44,7 @@ POLICIES=esa,atp,switchml
 REPORT=1
 CALIB=0
 RATE=
+IO=udp
 JCT_MAX_OTHERS=${JCT_MAX_OTHERS:-10}
 JCT_RETRIES=${JCT_RETRIES:-3}
 # The benchmark's workload: esa_jct's and esa_sim's options, after the
@@ -57,6 +63,7 @@ usage() {
   -o DIR     where the runs, the report and the plots go ($OUT)
   -P LIST    policies to run ($POLICIES); the report needs all three
   -L RATE    shape every host link to RATE (tc's units: 300mbit, 1gbit)
+  -I IO      the workers' and esa-ps's transport: udp, xdp or auto ($IO)
   -n         runs only: no report, no plots
   -C         calibration: the microbenchmarks of the testbed preset, into
              DIR/calib (workload options are ignored)
@@ -67,13 +74,14 @@ the machine is repeated up to JCT_RETRIES ($JCT_RETRIES) times.
 EOF
 	exit "${1:-0}"
 }
-while getopts "s:r:o:P:L:nCqh" o; do
+while getopts "s:r:o:P:L:I:nCqh" o; do
 	case $o in
 	s) SEEDS=$OPTARG ;;
 	r) REPS=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	P) POLICIES=$OPTARG ;;
 	L) RATE=$OPTARG ;;
+	I) IO=$OPTARG ;;
 	n) REPORT=0 ;;
 	C) CALIB=1 ;;
 	q) QUIET=1 ;;
@@ -98,6 +106,7 @@ IFS=, read -r -a POLS <<<"$POLICIES"
 for pol in "${POLS[@]}"; do
 	case $pol in esa|atp|switchml) ;; *) die "-P: esa, atp, switchml" ;; esac
 done
+case $IO in udp|xdp|auto) ;; *) die "-I: udp, xdp or auto, not \"$IO\"" ;; esac
 IFS=, read -r -a SL <<<"$SEEDS"
 if [ -n "$RATE" ]; then
 	[[ $RATE =~ ^([0-9]+(\.[0-9]+)?)(k|m|g)?bit$ ]] || die "-L: a rate like 300mbit or 1gbit, not \"$RATE\""
@@ -142,10 +151,11 @@ trap 'echo; echo "jct: interrupted" >&2; exit 130' INT TERM
 
 t_start=$(date +%s)
 topo_switch || die "cannot create the switch namespace"
+# NAPI by GRO on straight links: eth0's XDP hook stays free for AF_XDP (-I)
 for ((h = 1; h <= JCT_HOSTS; h++)); do
-	topo_host $h ${RATE:+wire} || die "cannot create host $h"
+	TOPO_NAPI=gro topo_host $h ${RATE:+wire} || die "cannot create host $h"
 done
-topo_host 250 ${RATE:+wire} || die "cannot create the PS host"
+TOPO_NAPI=gro topo_host 250 ${RATE:+wire} || die "cannot create the PS host"
 if [ -n "$RATE" ]; then
 	for h in $(seq 1 "$JCT_HOSTS") 250; do
 		topo_shape $h "$RATE" || die "cannot shape host $h's link to $RATE"
@@ -185,16 +195,17 @@ one_try() {
 	$B/esa_jct ps-jobs "$@" --seed "$seed" >"$dir/ps-jobs.conf" || die "esa_jct ps-jobs failed"
 	topo_load slots "$JCT_POOL" values "$JCT_NVALS" stale "$JCT_STALE" policy "$pol" ||
 		die "cannot load the switch ($pol)"
-	ip netns exec $P-h250 $B/esa-ps -j -s 10.255.0.1 -c "$dir/ps-jobs.conf" \
+	ip netns exec $P-h250 $B/esa-ps -j -s 10.255.0.1 --io $IO --ifname eth0 \
+		-c "$dir/ps-jobs.conf" \
 		>"$dir/ps-$pol-s$seed-r$rep.json" 2>"$dir/ps.err" &
 	pspid=$!
 	TOPO_PIDS="$TOPO_PIDS $pspid"
-	for t in $(seq 50); do grep -q serving "$dir/ps.err" && break; sleep 0.1; done
+	for t in $(seq 200); do grep -q serving "$dir/ps.err" && break; sleep 0.1; done
 	grep -q serving "$dir/ps.err" || { cat "$dir/ps.err" >&2; die "esa-ps did not start"; }
 	t0=$(date +%s.%N)
 	# in the switch's namespace: registration resolves the workers' ports
 	nsenter --net=/run/netns/$SW $B/esa_jct run "$@" --seed "$seed" \
-		--policy "$pol" --rep "$rep" \
+		--policy "$pol" --rep "$rep" --io $IO \
 		--pin "$PIN" --prefix "$P" --ps-pid $pspid --out "$run"
 	r=$?
 	t1=$(date +%s.%N)

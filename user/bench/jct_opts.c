@@ -16,7 +16,7 @@
 enum {
 	O_PRESET = 256, O_SEED, O_PRIO, O_HOSTS, O_PREFIX, O_PIN, O_OUT, O_DIR,
 	O_POLICY, O_REP, O_SAMPLE, O_LEAD, O_MAXRUN, O_SEEDS, O_REPS, O_TOL_ESA,
-	O_TOL_ATP, O_TOL_SWML, O_NOSLOT, O_PSPID, O_INJECT,
+	O_TOL_ATP, O_TOL_SWML, O_NOSLOT, O_PSPID, O_INJECT, O_IO,
 };
 
 static const struct option own_opts[] = {
@@ -41,6 +41,7 @@ static const struct option own_opts[] = {
 	{ "noslot", no_argument, 0, O_NOSLOT },
 	{ "ps-pid", required_argument, 0, O_PSPID },
 	{ "inject-error", no_argument, 0, O_INJECT },
+	{ "io", required_argument, 0, O_IO },
 	{ "verbose", no_argument, 0, 'v' },
 	{ "help", no_argument, 0, 'h' },
 	{ 0 }
@@ -85,6 +86,8 @@ void jct_usage(FILE *f)
 "                     goes through the PS (calibration)\n"
 "  --inject-error     rank 0 of job 0 adds 1 to one element of its first\n"
 "                     gradient: the run must find the wrong sums (tests)\n"
+"  --io udp|xdp|auto  run: libesa's transport [udp]; xdp: AF_XDP on each\n"
+"                     host's eth0 queue 0, the workers of a host sharing it\n"
 "Report:\n"
 "  --dir DIR          the run files (run-POLICY-sSEED-rREP.txt)\n"
 "  --seeds LIST       seeds [the --seed]; --reps N repetitions per seed [1]\n"
@@ -138,6 +141,7 @@ int jct_parse(struct jct_opts *o, int argc, char **argv, const char *cmd)
 	o->lead_ms = 300;
 	o->max_run_s = 300;
 	o->reps = 1;
+	o->io = "udp";
 	/* docs/evaluation.md, "Validation": the largest deviations over its
 	 * 21-point sweep are esa 0.17, atp 0.18, switchml 0.21; the margin is
 	 * for the run-to-run spread of averages of a few runs. */
@@ -199,6 +203,13 @@ int jct_parse(struct jct_opts *o, int argc, char **argv, const char *cmd)
 				fprintf(stderr, "esa_jct: --policy esa, atp or switchml\n");
 				goto bad;
 			}
+			break;
+		case O_IO:
+			if (strcmp(optarg, "udp") && strcmp(optarg, "xdp") && strcmp(optarg, "auto")) {
+				fprintf(stderr, "esa_jct: --io udp, xdp or auto\n");
+				goto bad;
+			}
+			o->io = optarg;
 			break;
 		case O_REP:
 			if (num(name, optarg, 1, 1000, &x))
