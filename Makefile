@@ -37,7 +37,8 @@ HDRS	 := include/uapi/linux/esa.h include/esa_policy.h include/esa_maps.h includ
 TOOLS	 := $(OUTPUT)/esactl
 TESTS	 := $(OUTPUT)/selftests/esa_golden $(OUTPUT)/selftests/esa_fuzz \
 	    $(OUTPUT)/selftests/esa_stress $(OUTPUT)/selftests/esa_send \
-	    $(OUTPUT)/selftests/esa_policy_test $(OUTPUT)/selftests/esa_tiers
+	    $(OUTPUT)/selftests/esa_policy_test $(OUTPUT)/selftests/esa_tiers \
+	    $(OUTPUT)/selftests/esa_race_test
 BENCH	 := $(OUTPUT)/esa_bench $(OUTPUT)/esa_deliver_bench
 
 .PHONY: all clean test check bench deps demo install

@@ -22,26 +22,21 @@ static __always_inline __u32 esa_ms(__u64 now)
  * millisecond) and return the generation the packet belongs to.  A job
  * silent past its lease has lost its slots (see esa_owner_alive()); its next
  * packet renews the lease under a new generation, so the slots stamped with
- * the old one stay free to all.  Both are one compare-and-swap of j->life:
- * the CPU that loses takes the generation of the word that beat it, so it
- * never stamps a generation another CPU has just retired.
+ * the old one stay free to all.  Both are one compare-and-swap of j->life
+ * (esa_life_activity(), include/esa_maps.h, unit-tested in user space).
  */
 static __always_inline __u32 esa_job_activity(struct esa_job *j, __u32 jid,
 					      __u64 now)
 {
-	__u64 life = *(volatile __u64 *)&j->life, old, next;
-	__u32 gen = esa_life_gen(life), now_ms = esa_ms(now);
-	int renew = esa_lease_over_ms(j->lease_ms, life, now_ms);
+	__u64 life = *(volatile __u64 *)&j->life;
+	int renewed;
+	__u32 gen;
 
-	if (!renew && esa_life_ms(life) == now_ms)
-		return gen;
-	next = ESA_LIFE(gen + renew, now_ms);
-	old = __sync_val_compare_and_swap(&j->life, life, next);
-	if (old != life)
-		return esa_life_gen(old);
-	if (renew)
+	gen = esa_life_activity(&j->life, life, j->lease_ms, esa_ms(now),
+				&renewed);
+	if (renewed)
 		esa_count(jid, ESA_C_EXPIRED);
-	return gen + renew;
+	return gen;
 }
 
 /*

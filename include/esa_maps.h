@@ -72,6 +72,46 @@ static inline int esa_lease_over_ms(__u32 lease_ms, __u64 life, __u32 now_ms)
 	return lease_ms && (__s32)(now_ms - esa_life_ms(life)) > (__s32)lease_ms;
 }
 
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+/*
+ * The one way a life word changes: from seen, the word the caller read, to
+ * next, by compare-and-swap.  Returns the word found: seen when this call
+ * won, else the winner's.
+ */
+static __always_inline __u64 esa_life_cas(__u64 *life, __u64 seen, __u64 next)
+{
+	return __sync_val_compare_and_swap(life, seen, next);
+}
+
+/*
+ * A packet of a job with lease lease_ms arrives at now_ms; *life was read
+ * as seen.  Stamp the activity (once a millisecond) and, when the lease ran
+ * out, open a new generation.  Returns the generation the packet belongs
+ * to, *renewed set when this call opened it.  A CPU that loses the race
+ * takes the winner's generation: the one it read may just have been
+ * retired (a renewal, or a delete in the control plane).
+ */
+static __always_inline __u32 esa_life_activity(__u64 *life, __u64 seen,
+					       __u32 lease_ms, __u32 now_ms,
+					       int *renewed)
+{
+	int renew = esa_lease_over_ms(lease_ms, seen, now_ms);
+	__u32 gen = esa_life_gen(seen);
+	__u64 old;
+
+	*renewed = 0;
+	if (!renew && esa_life_ms(seen) == now_ms)
+		return gen;
+	old = esa_life_cas(life, seen, ESA_LIFE(gen + renew, now_ms));
+	if (old != seen)
+		return esa_life_gen(old);
+	*renewed = renew;
+	return gen + renew;
+}
+
 struct esa_job {
 	__u64	life;		/* ESA_LIFE(generation, last activity) */
 	__u8	state;		/* enum esa_job_state */

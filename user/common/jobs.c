@@ -175,14 +175,15 @@ int esa_job_read(struct esa *e, __u32 id, struct esa_job *j)
 /* A new generation (and an activity stamp); returns the new generation. */
 static __u32 esa_job_bump(struct esa_job *m)
 {
-	__u64 life = __atomic_load_n(&m->life, __ATOMIC_RELAXED), next;
+	__u64 life = __atomic_load_n(&m->life, __ATOMIC_RELAXED), next, old;
 
-	do {
+	/* a loser bumps the winner's word: no bump undoes another */
+	for (;; life = old) {
 		next = ESA_LIFE(esa_life_gen(life) + 1, esa_now_ms());
-	} while (!__atomic_compare_exchange_n(&m->life, &life, next, false,
-					      __ATOMIC_ACQ_REL,
-					      __ATOMIC_RELAXED));
-	return esa_life_gen(next);
+		old = esa_life_cas(&m->life, life, next);
+		if (old == life)
+			return esa_life_gen(next);
+	}
 }
 
 static int esa_regions_overlap(struct esa *e, __u32 id, const struct esa_job *j,
