@@ -24,11 +24,6 @@ static __always_inline long esa_fib(struct xdp_md *ctx, struct iphdr *ip,
 	return bpf_fib_lookup(ctx, fib, sizeof(*fib), 0);
 }
 
-/* Which of a job's routes (esa_routes, key ESA_ROUTE(job, which)). */
-#define ESA_ROUTE_PS		0	/* to its PS */
-#define ESA_ROUTE_UP		1	/* a leaf's, to its spine */
-#define ESA_ROUTE(jid, which)	((jid) * 2 + (which))
-
 /*
  * Route `which` of job jid, to ps (its PS, or a leaf's spine): the FIB's
  * answer, cached per job for ESA_ROUTE_TTL_NS.  Call with the packet's

@@ -70,23 +70,7 @@ struct {
 	__type(value, struct bpf_devmap_val);
 } esa_ports SEC(".maps");
 
-/*
- * Per job, the route to its PS as the FIB last gave it: a lookup costs
- * about 100 ns, and the switch sends its PS many packets.
- */
-struct esa_route {
-	__u64	stamp_ns;	/* when looked up; 0: never */
-	__be32	src;		/* the source it was looked up for */
-	__u32	ifindex;
-	__be32	ps_ip;
-	__be16	ps_port;
-	__u8	dmac[6];
-	__u8	smac[6];
-	__u16	resv;
-};
-
-#define ESA_ROUTE_TTL_NS	(100 * NSEC_PER_MSEC)
-
+/* Per job, its routes as the FIB last gave them (esa_maps.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 512);	/* ESA_ROUTE(): two per job */

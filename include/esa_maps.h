@@ -294,6 +294,29 @@ struct esa_fanout {
 };
 
 /*
+ * esa_routes: per job, the route to its PS (and a leaf's to its spine) as
+ * the FIB last gave it, key ESA_ROUTE(job, which): a lookup costs about
+ * 100 ns, and the switch sends its PS many packets.  An entry serves for
+ * ESA_ROUTE_TTL_NS from its stamp, for the same destination and source; a
+ * next hop that changes within that is not seen until it runs out.
+ */
+#define ESA_ROUTE_PS		0	/* to its PS */
+#define ESA_ROUTE_UP		1	/* a leaf's, to its spine */
+#define ESA_ROUTE(jid, which)	((jid) * 2 + (which))
+#define ESA_ROUTE_TTL_NS	(100 * 1000000ULL)
+
+struct esa_route {
+	__u64	stamp_ns;	/* when looked up (coarse monotonic); 0: never */
+	__be32	src;		/* the source it was looked up for */
+	__u32	ifindex;
+	__be32	ps_ip;
+	__be16	ps_port;
+	__u8	dmac[6];
+	__u8	smac[6];
+	__u16	resv;
+};
+
+/*
  * esa_ports: every port the switch sends on, with the egress program.  A
  * device flushes the frames queued to it in one go through the egress
  * program of the first: frames the switch sends to a member's port must all

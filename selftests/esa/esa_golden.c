@@ -1059,6 +1059,61 @@ TEST_F(esa, unresolved_and_unreachable_ps)
 	EXPECT_EQ(1, t_ctr(&self->e, 5, ESA_C_DROP_NOROUTE));
 }
 
+/*
+ * The route to a PS is the FIB's answer, cached for ESA_ROUTE_TTL_NS: a
+ * next hop that changes within it is not seen (the packet goes out by the
+ * cache, no lookup), after it is.  The test puts the cache's stamp where it
+ * needs it: ahead of now (fresh, however slow the machine), then a TTL and
+ * a millisecond behind (run out).
+ */
+TEST_F(esa, ps_route_cached_for_its_ttl)
+{
+	static const __u8 moved[6] = { 0x02, 0, 0, 0, 0x01, 0x22 };
+	__u32 key = ESA_ROUTE(JA, ESA_ROUTE_PS);
+	struct esa_route rt;
+	__u8 want[2048];
+	struct t_run r;
+	__u64 stale;
+	int len;
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	SEND(JA, 0, 220, 0, ESA_F_RESEND, &r);
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	ASSERT_EQ(0, bpf_map_lookup_elem(self->e.routes_fd, &key, &rt));
+	EXPECT_NE(0, rt.stamp_ns);
+	EXPECT_LE(rt.stamp_ns, esa_now_ns());
+	EXPECT_EQ(self->n.sw1, (int)rt.ifindex);
+	EXPECT_EQ(t_ip(T_PS_A), rt.ps_ip);
+	EXPECT_EQ(t_ip(T_SW_IP), rt.src);
+	EXPECT_EQ(0, memcmp(rt.dmac, t_ps_a_mac, 6));
+
+	/* PS A's next hop moves: within the TTL the cache still rules */
+	ASSERT_EQ(0, t_sh("ip neigh replace " T_PS_A " lladdr 02:00:00:00:01:22 "
+			  "nud permanent dev sw1"));
+	rt.stamp_ns = esa_now_ns() + 3600 * 1000000000ULL;
+	ASSERT_EQ(0, bpf_map_update_elem(self->e.routes_fd, &key, &rt, BPF_EXIST));
+	SEND(JA, 1, 220, 0, ESA_F_RESEND, &r);
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	len = expect_ps(self, JA, 1, T_PS_A, t_ps_a_mac, ESA_T_COLLISION,
+			ESA_R_RESEND, ESA_F_RESEND, JA, 1, 220, 0, 2, self->v[1], want);
+	EXPECT_BYTES(&r, want, len);
+
+	/* run out: looked up again, the new next hop seen and cached */
+	stale = esa_now_ns() - ESA_ROUTE_TTL_NS - 1000000;
+	rt.stamp_ns = stale;
+	ASSERT_EQ(0, bpf_map_update_elem(self->e.routes_fd, &key, &rt, BPF_EXIST));
+	SEND(JA, 2, 220, 0, ESA_F_RESEND, &r);
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	len = expect_ps(self, JA, 2, T_PS_A, moved, ESA_T_COLLISION,
+			ESA_R_RESEND, ESA_F_RESEND, JA, 2, 220, 0, 4, self->v[2], want);
+	EXPECT_BYTES(&r, want, len);
+	ASSERT_EQ(0, bpf_map_lookup_elem(self->e.routes_fd, &key, &rt));
+	EXPECT_LT(stale, rt.stamp_ns);
+	EXPECT_EQ(0, memcmp(rt.dmac, moved, 6));
+	EXPECT_EQ(3, t_ctr(&self->e, JA, ESA_C_PS_TX));
+	EXPECT_EQ(3, t_ctr(&self->e, JA, ESA_C_RESEND_FWD));
+}
+
 /* A job without a fan-out table for its registration (registered behind
  * esactl's back): its sums go whole to its PS, which delivers them. */
 TEST_F(esa, completion_without_fanout_goes_whole_to_ps)
