@@ -3,8 +3,8 @@
  * Checks of the simulator (user/sim) that can fail: determinism,
  * conservation of packets, chunks and results, equal JCTs without
  * contention, atp holding slots longer than esa, preemption only where the
- * policy allows it, priorities, JCT lower bounds, switchml regions, ageing
- * and the testbed preset.  Prints TAP.
+ * policy allows it, priorities, JCT lower bounds, switchml regions, ageing,
+ * the testbed preset, and racks (two levels against flat).  Prints TAP.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -713,6 +713,189 @@ static void test_testbed(void)
 	ok(good, "testbed preset: every policy completes and conserves");
 }
 
+/* ------------------------------------------------------------------ */
+/* Racks: leaves under a spine                                          */
+/* ------------------------------------------------------------------ */
+
+/* small() on 4 racks of 2 ranks a job: jobs of 2 stay in one rack. */
+static void racks(struct sim_params *p, unsigned levels)
+{
+	small(p);
+	p->racks = 4;
+	p->rack_workers = 2;
+	p->levels = levels;
+	p->wchoice[0] = 2;
+	p->wchoice[1] = 4;
+	p->wchoice[2] = 6;
+	p->nwchoice = 3;
+}
+
+/* Expected leaf sums sent up: each chunk of a job across racks, per rack. */
+static uint64_t ups_expected(const struct sim_params *p)
+{
+	struct sim_workload w;
+	uint64_t n = 0;
+	unsigned per = p->rack_workers;
+
+	sim_workload_gen(p, &w);
+	for (unsigned i = 0; i < w.njobs; i++) {
+		unsigned r = (w.job[i].nworkers + per - 1) / per;
+
+		if (r > 1)
+			n += (uint64_t)w.job[i].chunks * w.job[i].iters * r;
+	}
+	sim_workload_free(&w);
+	return n;
+}
+
+/*
+ * Two levels, every policy at both levels: every chunk completes once
+ * (in the switches, or at the PS), each leaf sends up each chunk's sum of
+ * its ranks at most once, and no box completes a sum with a rank missing
+ * or twice.  With ample pools every chunk completes in the switches: once
+ * per rack it spans at the leaves, then once at the spine.
+ */
+static void test_racks_once(void)
+{
+	struct sim_params p;
+	char why[256];
+
+	for (int ample = 0; ample < 2; ample++) {
+		racks(&p, 2);
+		if (ample)
+			p.pool = 1 << 16;
+		for (int i = 0; i < NPOLS; i++) {
+			struct sim_result r;
+			int rc = run(&p, pols[i], &r), good;
+
+			good = !rc && conserved(&r, ample, why, sizeof(why)) &&
+			       !r.up_redundant && r.up_complete > 0;
+			if (ample)
+				good = good && r.sw_complete == r.chunks_total &&
+				       !r.ps_complete && !r.sw_fallback &&
+				       r.up_complete == ups_expected(&p) &&
+				       r.fate[SIM_F_UP] == r.up_complete;
+			ok(good, "racks, two levels, %s, %s pools: %s; %llu leaf sums up "
+			   "(%llu twice), %llu chunks done at the top, %llu by the PS",
+			   sim_policy_name(pols[i]), ample ? "ample" : "contended", why,
+			   (unsigned long long)r.up_complete,
+			   (unsigned long long)r.up_redundant,
+			   (unsigned long long)r.sw_complete,
+			   (unsigned long long)r.ps_complete);
+			sim_result_free(&r);
+		}
+	}
+}
+
+/* A job inside one rack never reaches the spine's switch; others do. */
+static void test_racks_local(void)
+{
+	struct sim_params p;
+
+	for (unsigned levels = 1; levels <= 2; levels++) {
+		struct sim_result r;
+		unsigned local = 0, across = 0, bad = 0;
+
+		racks(&p, levels);
+		run(&p, ESA_POLICY_ESA, &r);
+		for (unsigned i = 0; i < r.njobs; i++) {
+			int on_spine = r.job_spine_rx[i] > 0;
+
+			local += r.job_racks[i] == 1;
+			across += r.job_racks[i] > 1;
+			/* flat: every job is the spine's */
+			if (on_spine != (levels == 1 || r.job_racks[i] > 1))
+				bad++;
+		}
+		ok(r.finished && local && across && !bad,
+		   "racks, %s: %u jobs inside one rack, %u across; %s (%u wrong)",
+		   levels == 1 ? "flat" : "two levels", local, across,
+		   levels == 1 ? "the spine takes every job's packets" :
+		   "only the jobs across racks reach the spine's switch", bad);
+		sim_result_free(&r);
+	}
+}
+
+/*
+ * Bytes on the leaf-spine links, one job alone with ample memory: flat,
+ * each rank's packet crosses its rack's link both ways; on two levels one
+ * sum a rack goes up and one result comes down.  Two levels divide them
+ * by the job's ranks per rack, exactly; a job inside one rack sends only
+ * the PS's copy of each sum up.
+ */
+static void test_racks_bytes(void)
+{
+	static const unsigned nw[] = { 8, 6, 16, 3 };
+	int good = 1;
+
+	for (unsigned k = 0; k < sizeof(nw) / sizeof(nw[0]); k++) {
+		struct sim_result f, t;
+		struct sim_params p;
+		struct sim_workload w;
+		double want, got;
+
+		small(&p);
+		p.racks = 4;
+		p.rack_workers = 4;
+		p.njobs = 1;
+		p.pool = 1 << 16;
+		sim_workload_gen(&p, &w);
+		w.job[0].nworkers = nw[k];
+		p.levels = 1;
+		sim_run(&p, &w, ESA_POLICY_ESA, &f);
+		p.levels = 2;
+		sim_run(&p, &w, ESA_POLICY_ESA, &t);
+		/* inside one rack, only the PS's copy of each sum goes up */
+		want = t.job_racks[0] > 1 ? (double)nw[k] / t.job_racks[0] :
+		       f.uplink_bytes / (w.job[0].chunks * w.job[0].iters *
+					 sim_pkt_bytes(p.nvals));
+		got = f.uplink_bytes / t.uplink_bytes;
+		diag("racks: a job of %u ranks on %u racks: %.0f bytes flat, %.0f on two "
+		     "levels a run, %.3f times (want %.3f); JCT %.4f vs %.4f ms",
+		     nw[k], t.job_racks[0], f.uplink_bytes, t.uplink_bytes, got, want,
+		     f.avg_jct * 1e3, t.avg_jct * 1e3);
+		if (!f.finished || !t.finished || fabs(got / want - 1) > 1e-9 ||
+		    f.job_uplink[0] != f.uplink_bytes)
+			good = 0;
+		/* four ranks a rack on links as fast as a host's: flat waits on
+		 * them, two levels do not */
+		if (nw[k] >= 8 && !(t.avg_jct < f.avg_jct))
+			good = 0;
+		sim_result_free(&f);
+		sim_result_free(&t);
+		sim_workload_free(&w);
+	}
+	ok(good, "racks: two levels divide the leaf-spine bytes per allreduce by the "
+	   "job's ranks per rack, and are faster than flat on links a host fast");
+}
+
+/* Racks are as deterministic as one switch. */
+static void test_racks_determinism(void)
+{
+	struct sim_params p;
+	int good = 1;
+
+	racks(&p, 2);
+	p.loss = 0.01;
+	p.timeout_us = 100;
+	p.timeout_max_us = 1000;
+	for (int i = 0; i < NPOLS; i++) {
+		struct sim_result a, b;
+		char why[256];
+
+		if (run(&p, pols[i], &a) || run(&p, pols[i], &b) || !same_result(&a, &b) ||
+		    a.uplink_bytes != b.uplink_bytes || !conserved(&a, 0, why, sizeof(why)) ||
+		    a.up_redundant || !a.lost_data) {
+			diag("racks with loss, %s: %s", sim_policy_name(pols[i]), why);
+			good = 0;
+		}
+		sim_result_free(&a);
+		sim_result_free(&b);
+	}
+	ok(good, "racks with 1%% loss on every link: deterministic, conserved, "
+	   "no leaf sum sent up twice, for every policy");
+}
+
 int main(void)
 {
 	printf("TAP version 13\n");
@@ -732,6 +915,10 @@ int main(void)
 	test_switchml();
 	test_ageing();
 	test_testbed();
+	test_racks_once();
+	test_racks_local();
+	test_racks_bytes();
+	test_racks_determinism();
 	printf("1..%d\n", ntest);
 	printf("# %d passed, %d failed\n", ntest - nfail, nfail);
 	return nfail ? 1 : 0;

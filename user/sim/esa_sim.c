@@ -82,6 +82,18 @@ static void usage(FILE *f)
 "  --straggle X          mean extra compute per worker-iteration [%g]\n"
 "  --ts-bin-us X         time series bin; 0 = auto\n"
 "  --max-sim-s X         give up after this much simulated time [%g]\n"
+"Racks (docs/simulator.md, \"Racks\"):\n"
+"  --racks N             leaves under a spine, every job's ranks in blocks on\n"
+"                        consecutive racks; 0 = one switch [%u]\n"
+"  --rack-workers N      a job's ranks per rack [4]\n"
+"  --levels N            2: a switch at every leaf and the spine; 1 (flat): the\n"
+"                        spine alone, the leaves route [2]\n"
+"  --uplink-gbps X       leaf-spine links, each way; 0 = --link-gbps [%g]\n"
+"  --multirack           every policy flat and on two levels, the same jobs;\n"
+"                        sets --racks 8 --rack-workers 4 --workers 4,8,16\n"
+"                        --uplink-gbps 4x--link-gbps first (other options\n"
+"                        override); ends with\n"
+"                        multirack-sim: uplink_bytes_ratio=<x> jct_speedup_vs_flat=<x> ...\n"
 "Sweep:\n"
 "  --sweep               a pool x load grid, then one factor at a time (jobs,\n"
 "                        prio, window, latency) around the options given\n"
@@ -101,7 +113,7 @@ static void usage(FILE *f)
 		d.ps_link_gbps, d.prop_us, d.ps_mpps, d.ps_copy_cost, d.ps_hosts,
 		d.worker_mpps, d.window, d.timeout_us, d.timeout_max_us, d.loss,
 		d.njobs, d.load, d.iter_min, d.iter_max, d.scale, d.compute_scale,
-		d.straggle, d.max_sim_s);
+		d.straggle, d.max_sim_s, d.racks, d.uplink_gbps);
 }
 
 static double now_s(void)
@@ -320,6 +332,13 @@ static void print_header(const struct sim_params *p, const struct cmp *c)
 	       p->link_gbps, p->ps_link_gbps, p->prop_us,
 	       p->switch_mpps > 0 ? "finite" : "line rate", p->ps_mpps,
 	       p->timeout_us, p->timeout_max_us, p->stale_ms, p->loss);
+	if (p->racks)
+		printf("esa_sim: %u racks, %u ranks of a job a rack, %s, leaf-spine "
+		       "links %g Gbps\n", p->racks,
+		       p->rack_workers ? p->rack_workers : 4,
+		       p->levels == 1 ? "flat (the spine's switch alone)" :
+		       "two levels (a switch at every leaf and the spine)",
+		       p->uplink_gbps > 0 ? p->uplink_gbps : p->link_gbps);
 	printf("esa_sim: workload (seed %llu): scale %g, compute x%g, straggle %g, "
 	       "mean JCT alone %.3f ms;",
 	       (unsigned long long)(p->seed + c->reps - 1), p->scale,
@@ -688,27 +707,14 @@ static int sweep_point(struct sweep_state *st, const struct sim_params *p,
 	return 0;
 }
 
-static int run_sweep(const struct sim_params *base, unsigned polmask,
-		     unsigned reps, const struct sweep *sw)
+/* The base point: JCT CDF and utilisation over time, and its summary line. */
+static int sweep_base(struct sweep_state *st, const struct sim_params *base,
+		      unsigned polmask, unsigned reps, const struct sweep *sw)
 {
-	struct sweep_state st = { .worst = INFINITY, .t0 = now_s() };
-	char path[4096], xs[64];
-	FILE *gp, *gl, *f;
+	char path[4096];
 	struct cmp c;
+	FILE *f;
 
-	if (mkdirs(sw->out)) {
-		fprintf(stderr, "esa_sim: %s: %s\n", sw->out, strerror(errno));
-		return -1;
-	}
-	st.csv = openf(sw->out, "sweep.csv");
-	if (!st.csv)
-		return -1;
-	fprintf(st.csv, "dim,x,prio,pool,load,jobs,window,prop_us,reps,policy,"
-		"avg_jct_s,p95_jct_s,ratio_vs_esa,util_agg,util_held,util_occ,"
-		"util_useful,ps_share,ps_load,preempt,aged,collide,resend,orphan,"
-		"finished\n");
-
-	/* The base point: JCT CDF and utilisation over time. */
 	fprintf(stderr, "esa_sim: sweep base point\n");
 	if (run_compare(base, polmask, reps, &c))
 		return -1;
@@ -729,58 +735,63 @@ static int run_sweep(const struct sim_params *base, unsigned polmask,
 	printf("sweep base pool=%u load=%g jobs=%u prio=%s: ", base->pool,
 	       base->load, base->njobs, sim_prio_name(base->prio));
 	summary_line(stdout, &c);
-	f = fmemopen(st.base_line, sizeof(st.base_line), "w");
+	f = fmemopen(st->base_line, sizeof(st->base_line), "w");
 	if (f) {
 		summary_line(f, &c);
 		fclose(f);
 	}
 	cmp_free(&c);
+	return 0;
+}
 
-	/* Grid: pool x load, written both ways round for the two plots. */
+/* Grid rows "pool=..;load=.. <columns>", with the label swapped for x. */
+static void grid_block(FILE *f, const char *what, double v, const double *x,
+		       int n, char (*row)[512], int stride)
+{
+	fprintf(f, "# %s %g: %s %s", what, v, strcmp(what, "load") ? "load" : "pool",
+		dat_header);
+	for (int i = 0; i < n; i++) {
+		const char *rest = strchr(row[i * stride], ' ');
+
+		fprintf(f, "%g%s", x[i], rest ? rest : "\n");
+	}
+	fprintf(f, "\n\n");
+}
+
+/* Grid: pool x load, written both ways round for the two plots. */
+static int sweep_grid(struct sweep_state *st, const struct sim_params *base,
+		      unsigned polmask, unsigned reps, const struct sweep *sw)
+{
+	static char line[MAXLIST][MAXLIST][512];
+	char xs[64];
+	FILE *gp, *gl, *f;
+
 	gp = openf(sw->out, "grid_pool.dat");
 	gl = openf(sw->out, "grid_load.dat");
 	if (!gp || !gl)
 		return -1;
-	{
-		static char line[MAXLIST][MAXLIST][512];
-
-		for (int li = 0; li < sw->nload; li++) {
-			for (int pi = 0; pi < sw->npool; pi++) {
-				struct sim_params p = *base;
-				FILE *tmp = tmpfile();
-
-				p.pool = (unsigned)sw->pool[pi];
-				p.load = sw->load[li];
-				p.rate = 0;
-				snprintf(xs, sizeof(xs), "pool=%u;load=%g", p.pool, p.load);
-				if (!tmp || sweep_point(&st, &p, polmask, reps, "grid", xs, tmp))
-					return -1;
-				rewind(tmp);
-				if (!fgets(line[li][pi], sizeof(line[li][pi]), tmp))
-					line[li][pi][0] = 0;
-				fclose(tmp);
-			}
-		}
-		/* Rows are "pool=..,load=.. <columns>": swap the label. */
-		for (int li = 0; li < sw->nload; li++) {
-			fprintf(gp, "# load %g: pool %s", sw->load[li], dat_header);
-			for (int pi = 0; pi < sw->npool; pi++) {
-				const char *rest = strchr(line[li][pi], ' ');
-
-				fprintf(gp, "%g%s", sw->pool[pi], rest ? rest : "\n");
-			}
-			fprintf(gp, "\n\n");
-		}
+	for (int li = 0; li < sw->nload; li++) {
 		for (int pi = 0; pi < sw->npool; pi++) {
-			fprintf(gl, "# pool %g: load %s", sw->pool[pi], dat_header);
-			for (int li = 0; li < sw->nload; li++) {
-				const char *rest = strchr(line[li][pi], ' ');
+			struct sim_params p = *base;
+			FILE *tmp = tmpfile();
 
-				fprintf(gl, "%g%s", sw->load[li], rest ? rest : "\n");
-			}
-			fprintf(gl, "\n\n");
+			p.pool = (unsigned)sw->pool[pi];
+			p.load = sw->load[li];
+			p.rate = 0;
+			snprintf(xs, sizeof(xs), "pool=%u;load=%g", p.pool, p.load);
+			if (!tmp || sweep_point(st, &p, polmask, reps, "grid", xs, tmp))
+				return -1;
+			rewind(tmp);
+			if (!fgets(line[li][pi], sizeof(line[li][pi]), tmp))
+				line[li][pi][0] = 0;
+			fclose(tmp);
 		}
 	}
+	for (int li = 0; li < sw->nload; li++)
+		grid_block(gp, "load", sw->load[li], sw->pool, sw->npool, line[li], 1);
+	for (int pi = 0; pi < sw->npool; pi++)
+		grid_block(gl, "pool", sw->pool[pi], sw->load, sw->nload, &line[0][pi],
+			   MAXLIST);
 	fclose(gp);
 	fclose(gl);
 	/* What the gnuplot scripts need to label the grid's lines. */
@@ -797,6 +808,14 @@ static int run_sweep(const struct sim_params *base, unsigned polmask,
 		base->pool, base->load, base->njobs, base->window, base->prop_us,
 		sim_prio_name(base->prio));
 	fclose(f);
+	return 0;
+}
+
+/* One factor at a time around the base point. */
+static int sweep_dims(struct sweep_state *st, const struct sim_params *base,
+		      unsigned polmask, unsigned reps, const struct sweep *sw)
+{
+	char path[4096], xs[64];
 
 	for (int d = 0; d < NDIM; d++) {
 		FILE *dat;
@@ -820,11 +839,34 @@ static int run_sweep(const struct sim_params *base, unsigned polmask,
 				snprintf(xs, sizeof(xs), "%s", sim_prio_name(p.prio));
 			else
 				snprintf(xs, sizeof(xs), "%g", x);
-			if (sweep_point(&st, &p, polmask, reps, dim_name[d], xs, dat))
+			if (sweep_point(st, &p, polmask, reps, dim_name[d], xs, dat))
 				return -1;
 		}
 		fclose(dat);
 	}
+	return 0;
+}
+
+static int run_sweep(const struct sim_params *base, unsigned polmask,
+		     unsigned reps, const struct sweep *sw)
+{
+	struct sweep_state st = { .worst = INFINITY, .t0 = now_s() };
+
+	if (mkdirs(sw->out)) {
+		fprintf(stderr, "esa_sim: %s: %s\n", sw->out, strerror(errno));
+		return -1;
+	}
+	st.csv = openf(sw->out, "sweep.csv");
+	if (!st.csv)
+		return -1;
+	fprintf(st.csv, "dim,x,prio,pool,load,jobs,window,prop_us,reps,policy,"
+		"avg_jct_s,p95_jct_s,ratio_vs_esa,util_agg,util_held,util_occ,"
+		"util_useful,ps_share,ps_load,preempt,aged,collide,resend,orphan,"
+		"finished\n");
+	if (sweep_base(&st, base, polmask, reps, sw) ||
+	    sweep_grid(&st, base, polmask, reps, sw) ||
+	    sweep_dims(&st, base, polmask, reps, sw))
+		return -1;
 	fclose(st.csv);
 	printf("sweep: speedup over the better baseline: best %.3f at %s, worst %.3f at %s "
 	       "(%.0f s)\n", st.best, st.bestat, st.worst, st.worstat,
@@ -844,6 +886,7 @@ enum {
 	O_PRESET = 256, O_POLICY, O_PRIO, O_SEED, O_REPS, O_CSV, O_JCTCSV,
 	O_TSCSV, O_LIST, O_NVALS, O_LOSS, O_LOSSPS, O_TSBIN, O_MAXSIM,
 	O_SWEEP, O_OUT, O_SPOOL, O_SLOAD, O_SJOBS, O_SPRIO, O_SWIN, O_SPROP,
+	O_RACKS, O_RACKW, O_LEVELS, O_UPLINK, O_MULTIRACK,
 };
 
 static const struct option opts[] = {
@@ -869,6 +912,11 @@ static const struct option opts[] = {
 	{ "sweep-prio", required_argument, 0, O_SPRIO },
 	{ "sweep-window", required_argument, 0, O_SWIN },
 	{ "sweep-prop", required_argument, 0, O_SPROP },
+	{ "racks", required_argument, 0, O_RACKS },
+	{ "rack-workers", required_argument, 0, O_RACKW },
+	{ "levels", required_argument, 0, O_LEVELS },
+	{ "uplink-gbps", required_argument, 0, O_UPLINK },
+	{ "multirack", no_argument, 0, O_MULTIRACK },
 	{ "verbose", no_argument, 0, 'v' },
 	{ "quiet", no_argument, 0, 'q' },
 	{ "help", no_argument, 0, 'h' },
@@ -891,21 +939,22 @@ static int parse_names(const char *s, int (*parse)(const char *), double *v,
 	return n ? n : -1;
 }
 
-int main(int argc, char **argv)
-{
-	const char *jct_csv = NULL, *ts_csv = NULL;
-	int csv = 0, quiet = 0, verbose = 0, list = 0, sweep = 0, o, rc;
-	unsigned polmask = (1u << NPOL) - 1, reps = 1;
-	struct option *lopts;
+/* What the command line asks for. */
+struct cli {
 	struct sim_params p;
 	struct sweep sw;
-	struct cmp c;
-	double x, v[MAXLIST];
-	int n;
+	const char *jct_csv, *ts_csv;
+	int	csv, quiet, verbose, list, sweep, multirack;
+	unsigned polmask, reps;
+};
 
-	sim_defaults(&p);
-	sweep_defaults(&sw);
-	/* The preset first, so that any other option overrides it. */
+/*
+ * Before the other options, whatever their order, so that any of them
+ * overrides: the preset, and --multirack's racks and jobs (docs/
+ * simulator.md, "Racks").
+ */
+static int pre_scan(struct cli *c, int argc, char **argv)
+{
 	for (int i = 1; i < argc; i++) {
 		const char *name = NULL;
 
@@ -914,179 +963,229 @@ int main(int argc, char **argv)
 		else if (!strncmp(argv[i], "--preset=", 9))
 			name = argv[i] + 9;
 		if (name) {
-			if (sim_preset(&p, name)) {
+			if (sim_preset(&c->p, name)) {
 				fprintf(stderr, "esa_sim: unknown preset %s\n", name);
-				return 2;
+				return -1;
 			}
 			preset_name = name;
 		}
 	}
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--multirack"))
+			continue;
+		c->p.racks = 8;
+		c->p.rack_workers = 4;
+		c->p.uplink_gbps = 4 * c->p.link_gbps;
+		c->p.nwchoice = sim_param_ulist("4,8,16", c->p.wchoice,
+						SIM_MAX_WCHOICE, 1, ESA_MAX_WORKERS);
+	}
+	return 0;
+}
+
+/* A list option of the sweep (or --policy); 0, or -1 if it is bad. */
+static int parse_list(struct cli *c, int o, const char *arg)
+{
+	double v[MAXLIST];
+	int n, d;
+
+	switch (o) {
+	case O_POLICY:
+		n = parse_names(arg, sim_policy_parse, v, MAXLIST);
+		if (n < 0)
+			return -1;
+		c->polmask = 0;
+		for (int i = 0; i < n; i++)
+			c->polmask |= 1u << (int)v[i];
+		return 0;
+	case O_SPOOL:
+		n = parse_list_d(arg, c->sw.pool, MAXLIST);
+		c->sw.npool = n;
+		return n < 0 ? -1 : 0;
+	case O_SLOAD:
+		n = parse_list_d(arg, c->sw.load, MAXLIST);
+		c->sw.nload = n;
+		return n < 0 ? -1 : 0;
+	case O_SPRIO:
+		n = *arg ? parse_names(arg, sim_prio_parse, c->sw.v[D_PRIO], MAXLIST) : 0;
+		c->sw.n[D_PRIO] = n;
+		return n < 0 ? -1 : 0;
+	default:	/* O_SJOBS, O_SWIN, O_SPROP */
+		d = o == O_SJOBS ? D_JOBS : o == O_SWIN ? D_WINDOW : D_PROP;
+		n = parse_list_d(arg, c->sw.v[d], MAXLIST);
+		c->sw.n[d] = n;
+		return n < 0 ? -1 : 0;
+	}
+}
+
+/* A numeric option, x its value; 0, or -1 if it is out of range. */
+static int parse_num(struct cli *c, int o, double x)
+{
+	struct sim_params *p = &c->p;
+
+	switch (o) {
+	case O_SEED: p->seed = (uint64_t)x; return 0;
+	case O_REPS: if (x < 1) return -1; c->reps = (unsigned)x; return 0;
+	case O_NVALS:
+		if (x < 8 || x > ESA_MAX_VALUES || (unsigned)x % ESA_VALUES_ALIGN)
+			return -1;
+		p->nvals = (unsigned)x;
+		return 0;
+	case O_LOSS: if (x < 0 || x >= 1) return -1; p->loss = x; return 0;
+	case O_TSBIN: if (x < 0) return -1; p->ts_bin_us = x; return 0;
+	case O_MAXSIM: if (x <= 0) return -1; p->max_sim_s = x; return 0;
+	case O_RACKS:
+		if (x < 0 || x > SIM_MAX_RACKS || x != floor(x))
+			return -1;
+		p->racks = (unsigned)x;
+		return 0;
+	case O_RACKW:
+		if (x < 1 || x > ESA_MAX_WORKERS || x != floor(x))
+			return -1;
+		p->rack_workers = (unsigned)x;
+		return 0;
+	case O_LEVELS: if (x != 1 && x != 2) return -1; p->levels = (unsigned)x; return 0;
+	case O_UPLINK: if (x <= 0) return -1; p->uplink_gbps = x; return 0;
+	}
+	return -1;
+}
+
+/* One option; 0, 1 to exit 0 (help), or -1 to exit 2 (said why). */
+static int parse_opt(struct cli *c, int o, const char *arg,
+		     const struct option *lopts)
+{
+	const char *name = NULL;
+	double x;
+
+	switch (o) {
+	case O_PRESET: return 0;
+	case O_PRIO: c->p.prio = sim_prio_parse(arg); return c->p.prio < 0 ? -2 : 0;
+	case O_POLICY: case O_SPOOL: case O_SLOAD: case O_SJOBS: case O_SPRIO:
+	case O_SWIN: case O_SPROP:
+		return parse_list(c, o, arg) ? -2 : 0;
+	case O_OUT: c->sw.out = arg; return 0;
+	case O_CSV: c->csv = 1; return 0;
+	case O_JCTCSV: c->jct_csv = arg; return 0;
+	case O_TSCSV: c->ts_csv = arg; return 0;
+	case O_LIST: c->list = 1; return 0;
+	case O_SWEEP: c->sweep = 1; return 0;
+	case O_MULTIRACK: c->multirack = 1; return 0;
+	case O_LOSSPS: c->p.loss_ps = 1; return 0;
+	case 'q': c->quiet = 1; return 0;
+	case 'v': c->verbose = 1; return 0;
+	case 'h': usage(stdout); return 1;
+	case '?': usage(stderr); return -1;
+	}
+	if (o >= SIM_OPT_BASE)
+		return sim_param_set(&c->p, o, arg, "esa_sim") ? -1 : 0;
+	for (const struct option *op = lopts; op->name; op++)
+		if (op->val == o)
+			name = op->name;
+	if (num(name, arg, &x))
+		return -1;
+	return parse_num(c, o, x) ? -2 : 0;
+}
+
+/* The command line into c; 0, 1 to exit 0, or 2 after saying why. */
+static int parse_args(struct cli *c, int argc, char **argv)
+{
+	struct option *lopts;
+	int o, rc = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->polmask = (1u << NPOL) - 1;
+	c->reps = 1;
+	sim_defaults(&c->p);
+	sweep_defaults(&c->sw);
+	if (pre_scan(c, argc, argv))
+		return 2;
 	/* The model's and workload's options are params.c's, as esa_jct's. */
 	lopts = sim_param_options(opts);
 	if (!lopts)
-		return 1;
-	while ((o = getopt_long(argc, argv, "qvh", lopts, NULL)) != -1) {
-		switch (o) {
-		case O_PRESET:
-			break;
-		case O_POLICY:
-			n = parse_names(optarg, sim_policy_parse, v, MAXLIST);
-			if (n < 0)
-				goto bad;
-			polmask = 0;
-			for (int i = 0; i < n; i++)
-				polmask |= 1u << (int)v[i];
-			break;
-		case O_PRIO:
-			p.prio = sim_prio_parse(optarg);
-			if (p.prio < 0)
-				goto bad;
-			break;
-		case O_SPOOL:
-			n = parse_list_d(optarg, sw.pool, MAXLIST);
-			if (n < 0)
-				goto bad;
-			sw.npool = n;
-			break;
-		case O_SLOAD:
-			n = parse_list_d(optarg, sw.load, MAXLIST);
-			if (n < 0)
-				goto bad;
-			sw.nload = n;
-			break;
-		case O_SJOBS: case O_SWIN: case O_SPROP: {
-			int d = o == O_SJOBS ? D_JOBS : o == O_SWIN ? D_WINDOW : D_PROP;
-
-			n = parse_list_d(optarg, sw.v[d], MAXLIST);
-			if (n < 0)
-				goto bad;
-			sw.n[d] = n;
-			break;
-		}
-		case O_SPRIO:
-			if (!*optarg) {
-				sw.n[D_PRIO] = 0;
-				break;
-			}
-			n = parse_names(optarg, sim_prio_parse, sw.v[D_PRIO], MAXLIST);
-			if (n < 0)
-				goto bad;
-			sw.n[D_PRIO] = n;
-			break;
-		case O_OUT:
-			sw.out = optarg;
-			break;
-		case O_CSV:
-			csv = 1;
-			break;
-		case O_JCTCSV:
-			jct_csv = optarg;
-			break;
-		case O_TSCSV:
-			ts_csv = optarg;
-			break;
-		case O_LIST:
-			list = 1;
-			break;
-		case O_SWEEP:
-			sweep = 1;
-			break;
-		case O_LOSSPS:
-			p.loss_ps = 1;
-			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'v':
-			verbose = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case '?':
-			usage(stderr);
-			return 2;
-		default: {
-			const char *name = NULL;
-
-			if (o >= SIM_OPT_BASE) {
-				if (sim_param_set(&p, o, optarg, "esa_sim"))
-					return 2;
-				break;
-			}
-			for (const struct option *op = lopts; op->name; op++)
-				if (op->val == o)
-					name = op->name;
-			if (num(name, optarg, &x))
-				return 2;
-			switch (o) {
-			case O_SEED: p.seed = (uint64_t)x; break;
-			case O_REPS: if (x < 1) goto bad; reps = (unsigned)x; break;
-			case O_NVALS:
-				if (x < 8 || x > ESA_MAX_VALUES || (unsigned)x % ESA_VALUES_ALIGN)
-					goto bad;
-				p.nvals = (unsigned)x;
-				break;
-			case O_LOSS: if (x < 0 || x >= 1) goto bad; p.loss = x; break;
-			case O_TSBIN: if (x < 0) goto bad; p.ts_bin_us = x; break;
-			case O_MAXSIM: if (x <= 0) goto bad; p.max_sim_s = x; break;
-			}
-		}
-		}
+		return 2;
+	while (!rc && (o = getopt_long(argc, argv, "qvh", lopts, NULL)) != -1) {
+		rc = parse_opt(c, o, optarg, lopts);
+		if (rc == -2)
+			fprintf(stderr, "esa_sim: bad value: %s\n", optarg);
 	}
 	free(lopts);
+	if (rc)
+		return rc > 0 ? 1 : 2;
 	if (optind < argc) {
 		fprintf(stderr, "esa_sim: unexpected argument %s\n", argv[optind]);
 		return 2;
 	}
+	return 0;
+}
 
-	if (list) {
-		struct sim_workload w;
+static int list_jobs(const struct sim_params *p)
+{
+	struct sim_workload w;
 
-		if (sim_workload_gen(&p, &w))
-			return 2;
-		printf("job arrival_ms model workers iters chunks compute_ms "
-		       "static_prio alone_ms\n");
-		for (unsigned i = 0; i < w.njobs; i++) {
-			const struct sim_job_spec *j = &w.job[i];
+	if (sim_workload_gen(p, &w))
+		return 2;
+	printf("job arrival_ms model workers iters chunks compute_ms "
+	       "static_prio alone_ms\n");
+	for (unsigned i = 0; i < w.njobs; i++) {
+		const struct sim_job_spec *j = &w.job[i];
 
-			printf("%u %.4f %s %u %u %u %.4f %u %.4f\n", i,
-			       (double)j->arrival / T_MS, sim_models[j->model].name,
-			       j->nworkers, j->iters, j->chunks,
-			       (double)j->compute / T_MS, j->sprio, j->ideal_s * 1e3);
-		}
-		printf("rate %.3f jobs/s, mean alone %.4f ms\n", w.rate,
-		       w.mean_ideal_s * 1e3);
-		sim_workload_free(&w);
-		return 0;
+		printf("%u %.4f %s %u %u %u %.4f %u %.4f\n", i,
+		       (double)j->arrival / T_MS, sim_models[j->model].name,
+		       j->nworkers, j->iters, j->chunks,
+		       (double)j->compute / T_MS, j->sprio, j->ideal_s * 1e3);
 	}
-	if (sweep) {
-		rc = run_sweep(&p, polmask, reps, &sw);
-		return rc < 0 ? 1 : rc;
-	}
+	printf("rate %.3f jobs/s, mean alone %.4f ms\n", w.rate,
+	       w.mean_ideal_s * 1e3);
+	sim_workload_free(&w);
+	return 0;
+}
 
-	if (run_compare(&p, polmask, reps, &c))
+/* The comparison of the policies: table or CSV, files, summary line. */
+static int compare(const struct cli *a)
+{
+	const struct sim_params *p = &a->p;
+	struct cmp c;
+	int rc;
+
+	if (run_compare(p, a->polmask, a->reps, &c))
 		return 1;
-	if (!quiet && !csv) {
-		print_header(&p, &c);
+	if (!a->quiet && !a->csv) {
+		print_header(p, &c);
 		print_table(&c);
-		if (verbose)
+		if (a->verbose)
 			print_counters(&c);
-	} else if (csv) {
-		print_csv(&c, &p);
+	} else if (a->csv) {
+		print_csv(&c, p);
 	}
-	if (jct_csv && write_cdf(jct_csv, &c, 0))
-		fprintf(stderr, "esa_sim: %s: %s\n", jct_csv, strerror(errno));
-	if (ts_csv && write_ts(ts_csv, &c, p.pool, 0))
-		fprintf(stderr, "esa_sim: %s: %s\n", ts_csv, strerror(errno));
+	if (a->jct_csv && write_cdf(a->jct_csv, &c, 0))
+		fprintf(stderr, "esa_sim: %s: %s\n", a->jct_csv, strerror(errno));
+	if (a->ts_csv && write_ts(a->ts_csv, &c, p->pool, 0))
+		fprintf(stderr, "esa_sim: %s: %s\n", a->ts_csv, strerror(errno));
 	summary_line(stdout, &c);
 	rc = c.failed;
 	if (c.failed)
 		fprintf(stderr, "esa_sim: some jobs did not finish within %g s "
-			"simulated\n", p.max_sim_s);
+			"simulated\n", p->max_sim_s);
 	cmp_free(&c);
 	return rc;
-bad:
-	fprintf(stderr, "esa_sim: bad value: %s\n", optarg);
-	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	static struct cli c;
+	int rc = parse_args(&c, argc, argv);
+
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	if (c.list)
+		return list_jobs(&c.p);
+	if (c.multirack) {
+		struct sim_mr_opts mo = { .polmask = c.polmask, .quiet = c.quiet };
+
+		return sim_multirack(&c.p, &mo);
+	}
+	if (c.sweep) {
+		rc = run_sweep(&c.p, c.polmask, c.reps, &c.sw);
+		return rc < 0 ? 1 : rc;
+	}
+	return compare(&c);
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * esa_sim: a discrete-event simulator of in-network aggregation on one
- * switch, shared by many training jobs.  The switch decides every packet's
- * fate with the data plane's own policy functions (esa_policy.h) and keeps
- * its slots in the UAPI's struct esa_slot, so the simulator and the XDP
- * program follow one rule book.  See docs/simulator.md.
+ * switch, or on racks (leaves under a spine, two levels), shared by many
+ * training jobs.  Each switch decides every packet's fate with the data
+ * plane's own code (esa_policy.h, esa_switch.h) and keeps its slots in the
+ * data plane's struct esa_slot, so the simulator and the XDP program
+ * follow one rule book.  See docs/simulator.md.
  */
 #ifndef ESA_SIM_H
 #define ESA_SIM_H
@@ -35,6 +36,7 @@ enum sim_prio {
 #define SIM_PRIO_STEPS		16
 
 #define SIM_NMODELS	3
+#define SIM_MAX_RACKS	64
 #define SIM_MAX_WCHOICE	8
 
 struct sim_model {
@@ -84,6 +86,14 @@ struct sim_params {
 				 * slots, placed at arrival by
 				 * esa_home_place(); 0: hash(job) + seq */
 	uint64_t seed;
+	/* racks: leaves under a spine, every job's ranks in blocks of
+	 * rack_workers on consecutive racks from a seeded first one */
+	unsigned racks;		/* leaves; 0: one switch, no racks */
+	unsigned rack_workers;	/* a job's ranks per rack; 0: 4 */
+	unsigned levels;	/* 2: a switch at every leaf and the spine;
+				 * 1 (flat): the spine alone, leaves route;
+				 * 0: 2 */
+	double	uplink_gbps;	/* leaf <-> spine, each way; 0: link_gbps */
 	double	ts_bin_us;	/* utilisation time series bin; 0: auto */
 	double	max_sim_s;	/* give up (livelock guard) after this */
 };
@@ -114,6 +124,7 @@ enum sim_fate {
 	SIM_F_TO_PS,		/* collide, tomb, resend, flush, noslot */
 	SIM_F_DUPLICATE,
 	SIM_F_DROPPED,		/* job not active */
+	SIM_F_UP,		/* a leaf's sum of its ranks, sent up */
 	__SIM_F_MAX,
 };
 
@@ -172,6 +183,18 @@ struct sim_result {
 	unsigned nbins;
 	double	bin_s;
 	double	*ts_agg, *ts_held, *ts_occ;
+	unsigned slots;		/* of all switches: pool x switches */
+
+	/* racks: c[] by level, and the leaf-spine links */
+	uint64_t c_leaf[__ESA_C_MAX], c_spine[__ESA_C_MAX];
+	uint64_t up_complete;	/* leaves' sums of their ranks sent up */
+	uint64_t up_redundant;	/* ... of a chunk the leaf had sent up */
+	uint64_t uplink_pkts;	/* packets on leaf-spine links, both ways */
+	double	uplink_bytes;
+	/* per job (malloc'ed, njobs each) */
+	double	*job_uplink;	/* bytes its packets put on those links */
+	uint64_t *job_spine_rx;	/* its packets the spine's switch took */
+	unsigned *job_racks;	/* racks its ranks are in */
 };
 
 /* params.c */
@@ -215,10 +238,11 @@ struct sim_probe_out {
 	uint32_t seq;
 	uint64_t bitmap;
 };
-/* sim.c */
+/* sim_engine.c */
 int sim_run(const struct sim_params *p, const struct sim_workload *w,
 	    int policy, struct sim_result *r);
 void sim_result_free(struct sim_result *r);
+/* sim_probe.c */
 struct sim_probe *sim_probe_new(const struct sim_params *p,
 				const struct sim_workload *w, int policy);
 int sim_probe_data(struct sim_probe *pr, double t_us, unsigned job,
@@ -234,5 +258,11 @@ void sim_probe_end_job(struct sim_probe *pr, double t_us, unsigned job);
 const struct sim_result *sim_probe_result(const struct sim_probe *pr);
 void sim_probe_free(struct sim_probe *pr);
 double sim_quantile(const double *v, unsigned n, double q);
+/* multirack.c (esa_sim --multirack): flat against two levels */
+struct sim_mr_opts {
+	unsigned polmask;	/* bit p: run policy p */
+	int	quiet;
+};
+int sim_multirack(const struct sim_params *p, const struct sim_mr_opts *o);
 
 #endif /* ESA_SIM_H */

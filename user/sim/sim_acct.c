@@ -65,9 +65,9 @@ void sim_ts_advance(struct sim *s)
 	s->t_last = s->now;
 }
 
-void sim_cls_set(struct sim *s, uint32_t idx, int cls)
+void sim_cls_set(struct sim *s, unsigned b, uint32_t idx, int cls)
 {
-	struct slot_aux *a = &s->aux[idx];
+	struct slot_aux *a = &s->box[b].aux[idx];
 
 	if (a->cls == cls)
 		return;
@@ -99,6 +99,22 @@ void sim_mark_done(struct sim *s, struct job *j, uint32_t seq, int in_switch)
 		s->R->ps_complete++;
 }
 
+/*
+ * Leaf b sent the sum of its ranks of chunk seq up: once per chunk, or the
+ * leaf added some rank twice.
+ */
+void sim_mark_up(struct sim *s, struct job *j, unsigned b, uint32_t seq)
+{
+	uint8_t *bits = j->up_bits + (size_t)b * (j->total / 8 + 1);
+
+	s->R->up_complete++;
+	if (seq >= j->total)
+		return;
+	if (bits[seq >> 3] & (1u << (seq & 7)))
+		s->R->up_redundant++;
+	bits[seq >> 3] |= 1u << (seq & 7);
+}
+
 void sim_mark_diverted(struct job *j, uint32_t seq)
 {
 	if (seq < j->total)
@@ -117,17 +133,21 @@ void sim_acct_check(struct sim *s)
 {
 	unsigned busy = 0, held = 0;
 
-	for (unsigned i = 0; i < s->P->pool; i++) {
-		const struct esa_slot *sl = &s->slot[i];
-		int cls = CL_FREE;
+	for (unsigned b = 0; b < s->nbox; b++) {
+		const struct box *x = &s->box[b];
 
-		if (sl->state != ESA_SLOT_FREE)
-			cls = !sim_owner_alive(s, sl->job, sl->gen) ? CL_DEAD :
-			      sl->state == ESA_SLOT_BUSY ? CL_BUSY : CL_HELD;
-		if (cls != s->aux[i].cls)
-			s->R->acct_errors++;
-		busy += cls == CL_BUSY;
-		held += cls == CL_HELD;
+		for (unsigned i = 0; x->esa && i < s->P->pool; i++) {
+			const struct esa_slot *sl = &x->slot[i];
+			int cls = CL_FREE;
+
+			if (sl->state != ESA_SLOT_FREE)
+				cls = !sim_owner_alive(s, sl->job, sl->gen) ? CL_DEAD :
+				      sl->state == ESA_SLOT_BUSY ? CL_BUSY : CL_HELD;
+			if (cls != x->aux[i].cls)
+				s->R->acct_errors++;
+			busy += cls == CL_BUSY;
+			held += cls == CL_HELD;
+		}
 	}
 	if (busy != s->n_busy || held != s->n_held)
 		s->R->acct_errors++;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * esa_sim's insides, shared by its parts (sim_engine.c, sim_net.c,
- * sim_acct.c, sim_switch.c, sim_ps.c, sim_worker.c, sim_probe.c); the
- * front ends see only sim.h.
+ * esa_sim's insides, shared by its parts (sim_engine.c, sim_rack.c,
+ * sim_net.c, sim_acct.c, sim_switch.c, sim_ps.c, sim_worker.c,
+ * sim_probe.c); the front ends see only sim.h.
  */
 #ifndef ESA_SIM_INT_H
 #define ESA_SIM_INT_H
@@ -27,7 +27,7 @@ struct pkt {
 enum ev_kind {
 	EV_ARRIVE = 1,		/* job arrives */
 	EV_COMPUTE,		/* worker finished an iteration's compute */
-	EV_AT_SWITCH,		/* packet reaches the switch */
+	EV_AT_SWITCH,		/* packet reaches a switch (a box) */
 	EV_SW_PROC,		/* ... and is served (finite switch rate) */
 	EV_AT_PS,		/* packet reaches its PS */
 	EV_PS_PROC,		/* ... and is processed */
@@ -44,8 +44,18 @@ struct ev {
 	struct pkt p;
 	uint16_t kind;
 	uint16_t dst;		/* rank a packet is for (results), or NONE */
-	uint32_t arg;		/* job (ARRIVE/COMPUTE/TIMER), timer token */
+	uint32_t arg;		/* job (ARRIVE/COMPUTE/TIMER); at a switch:
+				 * EV_AT(box it is at, box it is for) */
 };
+
+/*
+ * Racks (--racks): box 0 is the spine, boxes 1 .. racks the leaves; a
+ * packet reaches one box after another, and is the business of the box it
+ * is for (its destination address).  One switch: box 0, always.
+ */
+#define EV_AT(at, to)	((uint32_t)(at) | (uint32_t)(to) << 16)
+#define EV_AT_BOX(arg)	((arg) & 0xffff)
+#define EV_TO_BOX(arg)	((arg) >> 16)
 
 struct heap {
 	struct ev *a;
@@ -100,16 +110,35 @@ struct psent {
 
 enum { JS_WAIT = 0, JS_RUN, JS_DONE };
 
+/*
+ * A job's registration at one box (esactl job add there): the ranks the
+ * box sums (esa_key's mask; 0: not registered here), whether its complete
+ * sums go up (a leaf below a spine), whether its members are leaves (a
+ * spine), and its memory there.
+ */
+struct jreg {
+	uint64_t mask;
+	uint32_t region_base, region_size;	/* esa_job's */
+	int	region;		/* switchml: region index, -1: none */
+	uint8_t	up;
+	uint8_t	leaves;
+	uint8_t	members;	/* contributions a complete sum has */
+};
+
 struct job {
 	const struct sim_job_spec *spec;
-	struct esa_job reg;	/* what the data plane reads */
+	struct esa_job reg;	/* the job's life and ranks, every box's */
+	struct jreg *at;	/* per box */
+	uint8_t	leaf[ESA_MAX_WORKERS];	/* each rank's box (0: one switch) */
+	unsigned top;		/* the box whose sums are the results */
+	unsigned racks;		/* racks its ranks are in (0: one switch) */
 	struct worker *w;
 	unsigned wmax;		/* largest window (ring size) */
-	int	region;		/* switchml: region index, -1: none */
 	uint64_t full;
 	uint32_t total;		/* chunks over all iterations */
 	uint8_t	*done_bits;	/* chunk completed (first time) */
 	uint8_t	*div_bits;	/* some rank of the chunk went to the PS */
+	uint8_t	*up_bits;	/* per box: the leaf sent the chunk's sum up */
 	struct psent *ring;	/* the PS's per-chunk state */
 	uint32_t ringmask;
 	unsigned ps;
@@ -130,6 +159,27 @@ struct slot_aux {
 	uint8_t	cls;
 };
 
+/*
+ * One switch (an ESA box): the one of a run without racks, or the spine or
+ * a leaf.  Each has its own pool, tombstones, switchml regions and service
+ * queue; a leaf has its link to the spine and back.
+ */
+struct box {
+	struct esa_slot *slot;
+	struct esa_tomb *tombs;		/* esa_tombs: ESA_TOMB_RING per job */
+	struct slot_aux *aux;
+	/* switchml: nreg fixed regions of regsize slots, and the jobs
+	 * waiting for one (FIFO by arrival)
+	 */
+	unsigned nreg, regsize;
+	int32_t	*reg_owner;	/* job + 1, 0: free */
+	uint32_t *waitq;
+	unsigned wq_head, wq_tail;
+	stime_t	free;		/* when it takes its next packet */
+	int	esa;		/* runs the switch (else it only routes) */
+	struct link up, down;	/* a leaf's: to the spine, from it */
+};
+
 struct sim {
 	const struct sim_params *P;
 	const struct sim_workload *W;
@@ -145,22 +195,16 @@ struct sim {
 	stime_t	t0, tmax;
 	uint64_t stale_ns;
 
-	struct esa_slot *slot;
-	struct esa_tomb *tombs;		/* esa_tombs: ESA_TOMB_RING per job */
-	struct slot_aux *aux;
-	/* switchml: nreg fixed regions of regsize slots, and the jobs
-	 * waiting for one (FIFO by arrival)
-	 */
-	unsigned nreg, regsize;
-	int32_t	*reg_owner;	/* job + 1, 0: free */
-	uint32_t *waitq;
-	unsigned wq_head, wq_tail;
+	struct box *box;
+	unsigned nbox;		/* 1, or racks + 1 */
+	unsigned racks, levels;	/* levels: 1 flat, 2 two-level */
+	unsigned esa_boxes;	/* boxes that run the switch */
+	stime_t	up_pkt_tx;	/* a packet on a leaf-spine link */
 	struct job *job;
 	struct esa_home *homes;	/* scratch for home_place() */
 	unsigned jobs_active, jobs_done;
 	struct pshost *ps;
 	unsigned nps;
-	stime_t	sw_free;
 
 	/* utilisation integrals (slot x ps) and time series */
 	unsigned n_busy, n_held, n_resv;
@@ -183,21 +227,31 @@ int sim_lose(struct sim *s);
 stime_t sim_link_tx(struct link *l, stime_t t, stime_t tx);
 void sim_to_worker(struct sim *s, struct job *j, unsigned rank,
 		   const struct pkt *p);
-void sim_to_ps(struct sim *s, struct job *j, const struct pkt *p);
+void sim_to_rank(struct sim *s, unsigned b, struct job *j, unsigned rank,
+		 const struct pkt *p);
+void sim_to_ps(struct sim *s, unsigned b, struct job *j, const struct pkt *p);
 void sim_ps_send(struct sim *s, struct job *j, const struct pkt *p,
 		 unsigned dst);
+void sim_up(struct sim *s, unsigned b, const struct pkt *p, unsigned dst,
+	    unsigned to);
+void sim_down(struct sim *s, unsigned l, const struct pkt *p, unsigned dst,
+	      unsigned to);
+void sim_forward(struct sim *s, unsigned b, unsigned to, const struct pkt *p);
 /* sim_acct.c */
 void sim_ts_advance(struct sim *s);
-void sim_cls_set(struct sim *s, uint32_t idx, int cls);
+void sim_cls_set(struct sim *s, unsigned b, uint32_t idx, int cls);
 void sim_acct_check(struct sim *s);
 void sim_mark_done(struct sim *s, struct job *j, uint32_t seq, int in_switch);
+void sim_mark_up(struct sim *s, struct job *j, unsigned b, uint32_t seq);
 void sim_mark_diverted(struct job *j, uint32_t seq);
 int sim_is_diverted(const struct job *j, uint32_t seq);
 /* sim_switch.c */
 uint32_t sim_job_gen(const struct job *j);
 int sim_owner_alive(struct sim *s, uint32_t jid, uint32_t gen);
-struct esa_tomb *sim_tomb_of(struct sim *s, uint32_t jid, uint32_t seq);
-void sim_sw_proc(struct sim *s, struct pkt *p, unsigned dst);
+struct esa_tomb *sim_tomb_of(struct sim *s, unsigned b, uint32_t jid,
+			     uint32_t seq);
+void sim_sw_proc(struct sim *s, unsigned b, unsigned to, struct pkt *p,
+		 unsigned dst);
 /* sim_ps.c */
 void sim_ps_proc(struct sim *s, struct pkt *p);
 /* sim_worker.c */
@@ -206,5 +260,14 @@ void sim_job_finish(struct sim *s, struct job *j);
 void sim_start_iteration(struct sim *s, struct job *j, unsigned rank);
 void sim_worker_result(struct sim *s, struct pkt *p, unsigned rank);
 void sim_worker_timer(struct sim *s, struct job *j, unsigned rank);
+/* sim_rack.c */
+int sim_boxes_setup(struct sim *s);
+void sim_boxes_free(struct sim *s);
+int sim_job_place(struct sim *s, struct job *j);
+/* The box a rank's DATA is for: its leaf's, if the job is registered there. */
+static inline unsigned sim_via(const struct job *j, unsigned rank)
+{
+	return j->at[j->leaf[rank]].mask ? j->leaf[rank] : 0;
+}
 
 #endif /* ESA_SIM_INT_H */

@@ -27,9 +27,9 @@ stime_t sim_link_tx(struct link *l, stime_t t, stime_t tx)
 /* Sending                                                             */
 /* ------------------------------------------------------------------ */
 
-/* Switch -> worker `rank` of job j. */
+/* Switch -> worker `rank` of job j (from the switch the rank is under). */
 void sim_to_worker(struct sim *s, struct job *j, unsigned rank,
-		      const struct pkt *p)
+		   const struct pkt *p)
 {
 	stime_t t = sim_link_tx(&j->w[rank].down, s->now, s->pkt_tx);
 
@@ -40,12 +40,27 @@ void sim_to_worker(struct sim *s, struct job *j, unsigned rank,
 	sim_push(s, t + s->prop, EV_AT_WORKER, p, rank, 0);
 }
 
-/* Switch -> the PS of job j. */
-void sim_to_ps(struct sim *s, struct job *j, const struct pkt *p)
+/* Box b -> worker `rank`: from the spine, through the rank's leaf. */
+void sim_to_rank(struct sim *s, unsigned b, struct job *j, unsigned rank,
+		 const struct pkt *p)
+{
+	if (b == 0 && s->racks)
+		sim_down(s, j->leaf[rank], p, rank, j->leaf[rank]);
+	else
+		sim_to_worker(s, j, rank, p);
+}
+
+/* Box b -> the PS of job j, which is behind the spine. */
+void sim_to_ps(struct sim *s, unsigned b, struct job *j, const struct pkt *p)
 {
 	struct pshost *h = &s->ps[j->ps];
-	stime_t t = sim_link_tx(&h->down, s->now, s->ps_pkt_tx);
+	stime_t t;
 
+	if (b) {
+		sim_up(s, b, p, DST_TO_PS, 0);
+		return;
+	}
+	t = sim_link_tx(&h->down, s->now, s->ps_pkt_tx);
 	if (s->P->loss_ps && sim_lose(s)) {
 		s->R->lost++;
 		return;
@@ -53,9 +68,12 @@ void sim_to_ps(struct sim *s, struct job *j, const struct pkt *p)
 	sim_push(s, t + s->prop, EV_AT_PS, p, DST_NONE, 0);
 }
 
-/* PS -> switch (an ack, or a result for worker dst). */
+/*
+ * PS -> the spine (or the one switch): a result for worker dst, or an ack
+ * for the box that holds the job's sums.
+ */
 void sim_ps_send(struct sim *s, struct job *j, const struct pkt *p,
-		    unsigned dst)
+		 unsigned dst)
 {
 	struct pshost *h = &s->ps[j->ps];
 	stime_t t = sim_link_tx(&h->up, s->now, s->ps_pkt_tx);
@@ -64,5 +82,47 @@ void sim_ps_send(struct sim *s, struct job *j, const struct pkt *p,
 		s->R->lost++;
 		return;
 	}
-	sim_push(s, t + s->prop, EV_AT_SWITCH, p, dst, 0);
+	sim_push(s, t + s->prop, EV_AT_SWITCH, p, dst,
+		 EV_AT(0, dst == DST_NONE ? j->top : 0));
+}
+
+/* A packet on a leaf-spine link: counted, maybe lost, else at box `at`. */
+static void uplink(struct sim *s, struct link *l, unsigned at,
+		   const struct pkt *p, unsigned dst, unsigned to)
+{
+	double b = sim_pkt_bytes(s->P->nvals);
+	stime_t t = sim_link_tx(l, s->now, s->up_pkt_tx);
+
+	s->R->uplink_pkts++;
+	s->R->uplink_bytes += b;
+	s->R->job_uplink[p->job] += b;
+	if (sim_lose(s)) {
+		s->R->lost++;
+		s->R->lost_data += p->type == ESA_T_DATA && dst == DST_NONE;
+		return;
+	}
+	sim_push(s, t + s->prop, EV_AT_SWITCH, p, dst, EV_AT(at, to));
+}
+
+/* Leaf b -> the spine, for box `to` (or dst). */
+void sim_up(struct sim *s, unsigned b, const struct pkt *p, unsigned dst,
+	    unsigned to)
+{
+	uplink(s, &s->box[b].up, 0, p, dst, to);
+}
+
+/* The spine -> leaf l, for box `to` (or dst). */
+void sim_down(struct sim *s, unsigned l, const struct pkt *p, unsigned dst,
+	      unsigned to)
+{
+	uplink(s, &s->box[l].down, l, p, dst, to);
+}
+
+/* A packet at box b for box `to`: one hop on, up or down. */
+void sim_forward(struct sim *s, unsigned b, unsigned to, const struct pkt *p)
+{
+	if (b)
+		sim_up(s, b, p, DST_NONE, to);
+	else
+		sim_down(s, to, p, DST_NONE, to);
 }

@@ -90,7 +90,7 @@ int sim_probe_data(struct sim_probe *pr, double t_us, unsigned job,
 	memcpy(acts, s->R->act, sizeof(acts));
 	noslot = s->R->c[ESA_C_NOSLOT];
 	s->now = (stime_t)llround(t_us * T_US);
-	sim_sw_proc(s, &p, DST_NONE);
+	sim_sw_proc(s, 0, 0, &p, DST_NONE);
 	for (int a = 0; a < __ESA_A_MAX; a++)
 		if (s->R->act[a] != acts[a])
 			act = a;
@@ -114,7 +114,7 @@ int sim_probe_ack(struct sim_probe *pr, double t_us, unsigned job,
 	};
 
 	s->now = (stime_t)llround(t_us * T_US);
-	sim_sw_proc(s, &p, DST_NONE);
+	sim_sw_proc(s, 0, 0, &p, DST_NONE);
 	*nout = probe_out(pr, before, out, max);
 	return 0;
 }
@@ -125,14 +125,15 @@ const struct esa_slot *sim_probe_slot(struct sim_probe *pr, unsigned job,
 	struct sim *s = &pr->s;
 	const struct job *j = &s->job[job];
 	int64_t i = esa_slot_index(s->policy, job, seq, s->P->pool,
-				   j->reg.region_base, j->reg.region_size);
+				   j->at[0].region_base, j->at[0].region_size);
 
-	return i < 0 ? NULL : &s->slot[i];
+	return i < 0 ? NULL : &s->box[0].slot[i];
 }
 
 int sim_probe_tomb(struct sim_probe *pr, unsigned job, uint32_t seq)
 {
-	return esa_tomb_kind(sim_tomb_of(&pr->s, job, seq), sim_job_gen(&pr->s.job[job]), seq);
+	return esa_tomb_kind(sim_tomb_of(&pr->s, 0, job, seq),
+			     sim_job_gen(&pr->s.job[job]), seq);
 }
 
 void sim_probe_end_job(struct sim_probe *pr, double t_us, unsigned job)

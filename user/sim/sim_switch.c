@@ -1,49 +1,71 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * esa_sim switch: esa_data() and esa_ack() of bpf/esa.bpf.c without the
- * values.  It keeps its pool in the data plane's struct esa_slot and takes
- * each step with include/esa_switch.h: esa_slot_view(), esa_decide(),
- * esa_slot_apply(), esa_outcome() and esa_out_apply(), the XDP program's
- * own code; bitmaps, states, priorities, stamps and tombstones are
- * simulated, values are not.
+ * esa_sim switch: esa_data(), esa_ack() and esa_down() of bpf/esa.bpf.c
+ * without the values, at each box (the one switch, or a leaf or the spine
+ * of racks).  A box keeps its pool in the data plane's struct esa_slot and
+ * takes each step with include/esa_switch.h: the key as esa_key_of() makes
+ * it (rset, mask, up), esa_slot_view(), esa_decide(), esa_slot_apply(),
+ * esa_outcome() and esa_out_apply(), the XDP program's own code; bitmaps,
+ * states, priorities, stamps and tombstones are simulated, values are not.
  */
 #include "sim_int.h"
 
-/* Result multicast: one copy per worker, and the PS's copy if ps_copy. */
-static void broadcast(struct sim *s, struct job *j, struct pkt *p, int ps_copy)
+/* Counter c at box b: the total, and with racks its level's. */
+static void count(struct sim *s, unsigned b, unsigned c)
+{
+	s->R->c[c]++;
+	if (s->racks)
+		(b ? s->R->c_leaf : s->R->c_spine)[c]++;
+}
+
+/*
+ * Result multicast from box b: one copy per member (a worker, or at a
+ * spine a leaf, which fans it out), and the PS's copy if ps_copy.
+ */
+static void broadcast(struct sim *s, unsigned b, struct job *j, struct pkt *p,
+		      int ps_copy)
 {
 	p->type = ESA_T_RESULT;
 	p->rank = ESA_RANK_NONE;
 	p->bitmap = j->full;
-	for (unsigned r = 0; r < j->spec->nworkers; r++) {
-		s->R->c[ESA_C_RESULT_TX]++;
-		sim_to_worker(s, j, r, p);
+	if (j->at[b].leaves) {
+		for (unsigned l = 1; l < s->nbox; l++) {
+			if (!j->at[l].mask)
+				continue;
+			count(s, b, ESA_C_RESULT_TX);
+			sim_down(s, l, p, DST_NONE, l);
+		}
+	} else {
+		for (unsigned r = 0; r < j->spec->nworkers; r++) {
+			count(s, b, ESA_C_RESULT_TX);
+			sim_to_rank(s, b, j, r, p);
+		}
 	}
 	if (ps_copy) {
-		s->R->c[ESA_C_PS_COPY_TX]++;
-		sim_to_ps(s, j, p);
+		count(s, b, ESA_C_PS_COPY_TX);
+		sim_to_ps(s, b, j, p);
 	}
 }
 
 /* esa_to_ps(): a rewritten packet to the job's PS, if the job is alive. */
-static void sw_to_ps(struct sim *s, unsigned jid, struct pkt *p)
+static void sw_to_ps(struct sim *s, unsigned b, unsigned jid, struct pkt *p)
 {
 	struct job *j = &s->job[jid];
 
 	if (j->reg.state != ESA_JOB_ACTIVE) {
-		s->R->c[ESA_C_DROP_JOB]++;
+		count(s, b, ESA_C_DROP_JOB);
 		return;
 	}
-	s->R->c[ESA_C_PS_TX]++;
+	count(s, b, ESA_C_PS_TX);
 	if (p->type == ESA_T_PARTIAL || p->type == ESA_T_COLLISION) {
 		s->R->sw_fallback++;
 		sim_mark_diverted(j, p->seq);
 	}
-	sim_to_ps(s, j, p);
+	sim_to_ps(s, b, j, p);
 }
 
 /* ------------------------------------------------------------------ */
-/* The switch: esa_data() and esa_ack() without the values              */
+/* The switch: esa_data(), esa_ack(), esa_down() without the values     */
 /* ------------------------------------------------------------------ */
 
 /* The job's generation (the simulator's clock does not stamp activity). */
@@ -58,9 +80,10 @@ int sim_owner_alive(struct sim *s, uint32_t jid, uint32_t gen)
 	       sim_job_gen(&s->job[jid]) == gen;
 }
 
-struct esa_tomb *sim_tomb_of(struct sim *s, uint32_t jid, uint32_t seq)
+struct esa_tomb *sim_tomb_of(struct sim *s, unsigned b, uint32_t jid,
+			     uint32_t seq)
 {
-	return &s->tombs[esa_tomb_index(jid, seq)];
+	return &s->box[b].tombs[esa_tomb_index(jid, seq)];
 }
 
 /* The packet on the wire: the simulator keeps its fields in host order. */
@@ -86,36 +109,54 @@ static void pkt_of_hdr(struct pkt *p, const struct esa_hdr *h)
 	p->reason = h->reason;
 }
 
-/* The packet as the switch's step left it (esa_outcome()): counted,
- * rewritten by the XDP program's own esa_out_apply() and sent on. */
-static void sw_send_out(struct sim *s, struct job *j, struct pkt *p,
-			const struct esa_out *o)
+/* The packet as box b's step left it (esa_outcome()): counted, rewritten
+ * by the XDP program's own esa_out_apply() and sent on. */
+static void sw_send_out(struct sim *s, unsigned b, struct job *j,
+			struct pkt *p, const struct esa_out *o)
 {
 	struct esa_hdr h;
 
 	for (int i = 0; i < ESA_OUT_MAX_C; i++) {
 		if (esa_out_ctr(o->c, i) >= 0)
-			s->R->c[esa_out_ctr(o->c, i)]++;
+			count(s, b, esa_out_ctr(o->c, i));
 		if (esa_out_ctr(o->oc, i) >= 0)
-			s->R->c[esa_out_ctr(o->oc, i)]++;
+			count(s, b, esa_out_ctr(o->oc, i));
 	}
 	if (o->to == ESA_TO_SLOT || o->to == ESA_TO_DROP)
 		return;
 	pkt_hdr(p, &h);
 	esa_out_apply(&h, o);
 	pkt_of_hdr(p, &h);
-	if (o->to == ESA_TO_MEMBERS)
-		broadcast(s, j, p, 1);
-	else
-		sw_to_ps(s, o->job, p);
+	if (o->to == ESA_TO_MEMBERS) {
+		broadcast(s, b, j, p, 1);
+	} else if (o->to == ESA_TO_UP) {
+		s->R->data_tx++;	/* the leaf's sum: DATA for the spine */
+		sim_up(s, b, p, DST_NONE, 0);
+	} else {
+		sw_to_ps(s, b, o->job, p);
+	}
+}
+
+/* A complete sum at box b: the chunk's result, or a leaf's part of it. */
+static void sw_complete(struct sim *s, unsigned b, struct job *j,
+			const struct esa_key *k)
+{
+	if (k->up) {
+		s->R->fate[SIM_F_UP]++;
+		sim_mark_up(s, j, b, k->seq);
+		return;
+	}
+	s->R->fate[SIM_F_COMPLETED]++;
+	sim_mark_done(s, j, k->seq, 1);
 }
 
 /* What the simulator measures beyond the switch's state: slot classes,
  * useful time, orphan claims, and the fate of each data packet. */
-static void sw_account(struct sim *s, uint32_t idx, struct job *j, uint32_t seq,
-		       uint8_t act)
+static void sw_account(struct sim *s, unsigned b, uint32_t idx, struct job *j,
+		       const struct esa_key *k, uint8_t act)
 {
-	struct esa_slot *sl = &s->slot[idx];
+	struct esa_slot *sl = &s->box[b].slot[idx];
+	struct slot_aux *a = &s->box[b].aux[idx];
 	struct sim_result *R = s->R;
 
 	switch (act) {
@@ -123,9 +164,9 @@ static void sw_account(struct sim *s, uint32_t idx, struct job *j, uint32_t seq,
 	case ESA_A_RECLAIM:
 	case ESA_A_PREEMPT:
 	case ESA_A_AGE:
-		sim_cls_set(s, idx, CL_BUSY);
-		s->aux[idx].claimed = s->now;
-		if (sim_is_diverted(j, seq))
+		sim_cls_set(s, b, idx, CL_BUSY);
+		a->claimed = s->now;
+		if (sim_is_diverted(j, k->seq))
 			R->orphan_claims++;
 		/* fall through */
 	case ESA_A_ADD:
@@ -136,15 +177,14 @@ static void sw_account(struct sim *s, uint32_t idx, struct job *j, uint32_t seq,
 		return;
 	case ESA_A_COMPLETE:
 	case ESA_A_HOLD:
-		if (sl->bitmap != j->full || sl->nranks != j->reg.nworkers)
+		if (sl->bitmap != k->mask || sl->nranks != j->at[b].members)
 			R->bad_complete++;
-		s->useful += (double)(s->now - s->aux[idx].claimed);
-		sim_cls_set(s, idx, act == ESA_A_COMPLETE ? CL_FREE : CL_HELD);
-		R->fate[SIM_F_COMPLETED]++;
-		sim_mark_done(s, j, seq, 1);
+		s->useful += (double)(s->now - a->claimed);
+		sim_cls_set(s, b, idx, act == ESA_A_COMPLETE ? CL_FREE : CL_HELD);
+		sw_complete(s, b, j, k);
 		return;
 	case ESA_A_FLUSH:
-		sim_cls_set(s, idx, CL_FREE);
+		sim_cls_set(s, b, idx, CL_FREE);
 		/* fall through */
 	default:	/* ESA_A_COLLIDE, ESA_A_TOMB, ESA_A_RESEND */
 		R->fate[SIM_F_TO_PS]++;
@@ -152,120 +192,180 @@ static void sw_account(struct sim *s, uint32_t idx, struct job *j, uint32_t seq,
 	}
 }
 
-/* esa_data(): the switch's step (include/esa_switch.h), without values. */
-static void sw_data(struct sim *s, struct pkt *p)
+/* esa_key_of(): the packet's key at box b, from the job's registration. */
+static void sw_key(struct esa_key *k, const struct sim *s, unsigned b,
+		   const struct job *j, const struct pkt *p)
 {
-	struct sim_result *R = s->R;
-	uint32_t jid = p->job, idx;
-	struct job *j = &s->job[jid];
-	struct esa_key k = {
-		.job = jid, .gen = sim_job_gen(j), .seq = p->seq, .prio = p->prio,
-		.nworkers = j->reg.nworkers, .rset = 1ULL << (p->rank & 63),
-		.mask = esa_full_mask(j->reg.nworkers),
+	const struct jreg *jr = &j->at[b];
+	unsigned rank = p->rank & (ESA_MAX_WORKERS - 1);
+
+	*k = (struct esa_key){
+		.job = p->job, .gen = sim_job_gen(j), .seq = p->seq,
+		.prio = p->prio, .nworkers = j->reg.nworkers,
+		/* a spine's member is a leaf: the ranks under it */
+		.rset = jr->leaves ? j->at[j->leaf[rank]].mask : 1ULL << rank,
+		.mask = jr->mask, .up = jr->up,
+		.leaf = !!(p->flags & ESA_F_LEAF),
+		.ovf = !!(p->flags & ESA_F_OVERFLOW),
 		.resend = !!(p->flags & ESA_F_RESEND),
 	};
+}
+
+/* esa_data_slot(): the slot step at box b, under what would be its lock. */
+static void sw_slot(struct sim *s, unsigned b, struct job *j, struct pkt *p,
+		    const struct esa_key *k, uint32_t idx)
+{
+	struct esa_slot *sl = &s->box[b].slot[idx];
+	struct esa_tomb *tomb = sim_tomb_of(s, b, k->job, k->seq), *otomb;
 	struct esa_view view = {};
-	struct esa_tomb *otomb;
 	struct esa_evicted ev = {};
 	struct esa_out o = {};
 	struct esa_peek pk;
-	struct esa_slot *sl;
-	int64_t sidx;
 
-	R->c[ESA_C_RX]++;
-	R->data_rx++;
-	/* esa_admit(): only registered, active jobs. */
-	if (j->reg.state != ESA_JOB_ACTIVE || p->rank >= j->reg.nworkers) {
-		R->c[ESA_C_DROP_JOB]++;
-		R->fate[SIM_F_DROPPED]++;
-		return;
-	}
-	if (esa_solo(k.rset, k.mask)) {
-		R->fate[SIM_F_COMPLETED]++;
-		sim_mark_done(s, j, k.seq, 1);
-		esa_outcome_solo(&o, jid, &k);
-		sw_send_out(s, j, p, &o);
-		return;
-	}
-	sidx = esa_slot_index(s->policy, jid, k.seq, s->P->pool,
-			      j->reg.region_base, j->reg.region_size);
-	if (sidx < 0) {
-		p->type = ESA_T_COLLISION;
-		p->reason = ESA_R_NOSLOT;
-		R->c[ESA_C_NOSLOT]++;
-		R->fate[SIM_F_TO_PS]++;
-		sw_to_ps(s, jid, p);
-		return;
-	}
-	idx = (uint32_t)sidx;
-	sl = &s->slot[idx];
 	/* No concurrency here, so the data plane's peek is exact. */
 	pk = (struct esa_peek){ .job = sl->job, .gen = sl->gen, .seq = sl->seq,
 		.alive = sl->state == ESA_SLOT_FREE ||
-			 (sl->job == jid && sl->gen == k.gen) ||
+			 (sl->job == k->job && sl->gen == k->gen) ||
 			 sim_owner_alive(s, sl->job, sl->gen) };
-	otomb = sim_tomb_of(s, sl->job, sl->seq);
+	otomb = sim_tomb_of(s, b, sl->job, sl->seq);
 	view.policy = s->policy;
 	view.pkt_prio = p->prio;
-	view.resend = !!(p->flags & ESA_F_RESEND);
-	esa_slot_view(&view, sl, sim_tomb_of(s, jid, k.seq), &k, &pk, s->now / T_NS,
-		      s->stale_ns);
+	view.resend = k->resend;
+	esa_slot_view(&view, sl, tomb, k, &pk, s->now / T_NS, s->stale_ns);
 	sl->last = esa_decide(&view);
-	R->act[sl->last]++;
+	s->R->act[sl->last]++;
 	esa_slot_apply(sl, sl->last, view.rank_in, view.tomb == ESA_TOMB_NONE,
-		       sim_tomb_of(s, jid, k.seq), otomb, &k, s->now / T_NS, &ev);
-	sw_account(s, idx, j, k.seq, sl->last);
-	esa_outcome(&o, sl->last, &ev, 0, jid, &k);
-	sw_send_out(s, j, p, &o);
+		       tomb, otomb, k, s->now / T_NS, &ev);
+	sw_account(s, b, idx, j, k, sl->last);
+	esa_outcome(&o, sl->last, &ev, 0, k->job, k);
+	sw_send_out(s, b, j, p, &o);
+}
+
+/* esa_data(): a DATA packet at box b (a worker's, or at a spine a leaf's). */
+static void sw_data(struct sim *s, unsigned b, struct pkt *p)
+{
+	struct job *j = &s->job[p->job];
+	const struct jreg *jr = &j->at[b];
+	struct esa_out o = {};
+	struct esa_key k;
+	int64_t sidx;
+
+	count(s, b, ESA_C_RX);
+	s->R->data_rx++;
+	if (b == 0 && s->racks)
+		s->R->job_spine_rx[p->job]++;
+	/* esa_admit(): only registered, active jobs. */
+	if (j->reg.state != ESA_JOB_ACTIVE || p->rank >= j->reg.nworkers ||
+	    !jr->mask) {
+		count(s, b, ESA_C_DROP_JOB);
+		s->R->fate[SIM_F_DROPPED]++;
+		return;
+	}
+	sw_key(&k, s, b, j, p);
+	if (esa_solo(k.rset, k.mask)) {
+		if (k.up && k.resend)
+			s->R->fate[SIM_F_TO_PS]++;
+		else
+			sw_complete(s, b, j, &k);
+		esa_outcome_solo(&o, p->job, &k);
+		sw_send_out(s, b, j, p, &o);
+		return;
+	}
+	sidx = esa_slot_index(s->policy, p->job, k.seq, s->P->pool,
+			      jr->region_base, jr->region_size);
+	if (sidx < 0) {
+		p->type = ESA_T_COLLISION;
+		p->reason = ESA_R_NOSLOT;
+		count(s, b, ESA_C_NOSLOT);
+		s->R->fate[SIM_F_TO_PS]++;
+		sw_to_ps(s, b, p->job, p);
+		return;
+	}
+	sw_slot(s, b, j, p, &k, (uint32_t)sidx);
 }
 
 /*
  * esa_ack(): policy atp, the PS's ack frees the held slot and becomes the
- * workers' result; an ack matching no held sum is dropped (acks_stale).
+ * members' result; an ack matching no held sum is dropped (acks_stale).
  */
-static void sw_ack(struct sim *s, struct pkt *p)
+static void sw_ack(struct sim *s, unsigned b, struct pkt *p)
 {
 	struct job *j = &s->job[p->job];
+	const struct jreg *jr = &j->at[b];
 	int64_t sidx;
 
-	s->R->c[ESA_C_RX]++;
-	if (j->reg.state != ESA_JOB_ACTIVE) {
-		s->R->c[ESA_C_DROP_JOB]++;
+	count(s, b, ESA_C_RX);
+	if (b == 0 && s->racks)
+		s->R->job_spine_rx[p->job]++;
+	if (j->reg.state != ESA_JOB_ACTIVE || !jr->mask) {
+		count(s, b, ESA_C_DROP_JOB);
 		return;
 	}
 	sidx = esa_slot_index(s->policy, p->job, p->seq, s->P->pool,
-			      j->reg.region_base, j->reg.region_size);
-	if (sidx < 0 || !esa_ack_frees(&s->slot[sidx], sim_tomb_of(s, p->job, p->seq),
+			      jr->region_base, jr->region_size);
+	if (sidx < 0 || !esa_ack_frees(&s->box[b].slot[sidx],
+				       sim_tomb_of(s, b, p->job, p->seq),
 				       p->job, sim_job_gen(j), p->seq)) {
-		s->R->c[ESA_C_ACK_STALE]++;
+		count(s, b, ESA_C_ACK_STALE);
 		return;
 	}
-	s->R->c[ESA_C_ACK]++;
-	sim_cls_set(s, (uint32_t)sidx, CL_FREE);
+	count(s, b, ESA_C_ACK);
+	sim_cls_set(s, b, (uint32_t)sidx, CL_FREE);
 	p->reason = ESA_R_NONE;
-	broadcast(s, j, p, 0);
+	broadcast(s, b, j, p, 0);
 }
 
-void sim_sw_proc(struct sim *s, struct pkt *p, unsigned dst)
+/* esa_down(): at leaf b, its spine's result goes on to the leaf's ranks. */
+static void sw_down(struct sim *s, unsigned b, struct pkt *p)
+{
+	struct job *j = &s->job[p->job];
+
+	count(s, b, ESA_C_RX);
+	if (j->reg.state != ESA_JOB_ACTIVE || !j->at[b].up) {
+		count(s, b, ESA_C_DROP_TYPE);
+		return;
+	}
+	count(s, b, ESA_C_DOWN_RX);
+	for (unsigned r = 0; r < j->spec->nworkers; r++) {
+		if (j->leaf[r] != b)
+			continue;
+		count(s, b, ESA_C_RESULT_TX);
+		sim_to_worker(s, j, r, p);
+	}
+}
+
+/*
+ * A packet at box b for box `to` (or, with dst, for a worker or the PS):
+ * routed on, or this box's business.
+ */
+void sim_sw_proc(struct sim *s, unsigned b, unsigned to, struct pkt *p,
+		 unsigned dst)
 {
 	struct job *j = &s->job[p->job];
 
 	if (dst == DST_TO_PS) {
-		/* A worker's answer to FETCH: plain forwarding. */
+		/* A worker's answer to FETCH, or a leaf's packet for the PS
+		 * on its way: plain forwarding. */
 		if (j->state == JS_RUN)
-			sim_to_ps(s, j, p);
+			sim_to_ps(s, b, j, p);
 		return;
 	}
 	if (dst != DST_NONE) {
 		/* A PS's result or FETCH for one worker: plain forwarding. */
 		if (j->state == JS_RUN)
-			sim_to_worker(s, j, dst, p);
+			sim_to_rank(s, b, j, dst, p);
+		return;
+	}
+	if (to != b) {
+		sim_forward(s, b, to, p);
 		return;
 	}
 	if (p->type == ESA_T_DATA)
-		sw_data(s, p);
+		sw_data(s, b, p);
 	else if (p->type == ESA_T_ACK && s->policy == ESA_POLICY_ATP)
-		sw_ack(s, p);
+		sw_ack(s, b, p);
+	else if (p->type == ESA_T_RESULT && b)
+		sw_down(s, b, p);
 	else
-		s->R->c[ESA_C_DROP_TYPE]++;
+		count(s, b, ESA_C_DROP_TYPE);
 }

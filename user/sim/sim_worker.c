@@ -35,7 +35,8 @@ static stime_t worker_tx(struct sim *s, struct job *j, unsigned rank,
 		s->R->lost++;
 		s->R->lost_data++;
 	} else {
-		sim_push(s, t, EV_AT_SWITCH, &p, DST_NONE, 0);
+		sim_push(s, t, EV_AT_SWITCH, &p, DST_NONE,
+			 EV_AT(j->leaf[rank], sim_via(j, rank)));
 	}
 	return t;
 }
@@ -68,14 +69,18 @@ static void send_chunk(struct sim *s, struct job *j, unsigned rank, uint32_t seq
 
 /*
  * The window a worker uses for an iteration: its own, or under switchml at
- * most its job's region (a larger window would collide with itself).  It
- * changes only between iterations, when the worker has nothing in flight.
+ * most its job's smallest region (a larger window would collide with
+ * itself).  It changes only between iterations, when the worker has
+ * nothing in flight.
  */
 static unsigned job_window(const struct sim *s, const struct job *j)
 {
-	if (j->reg.region_size && j->reg.region_size < j->wmax)
-		return j->reg.region_size;
-	return j->wmax;
+	unsigned w = j->wmax;
+
+	for (unsigned b = 0; b < s->nbox; b++)
+		if (j->at[b].region_size && j->at[b].region_size < w)
+			w = j->at[b].region_size;
+	return w;
 }
 
 void sim_start_iteration(struct sim *s, struct job *j, unsigned rank)
@@ -98,40 +103,46 @@ void sim_start_iteration(struct sim *s, struct job *j, unsigned rank)
  * into the job's registration; workers adopt the matching window at their
  * next iteration.
  */
-static int swml_assign(struct sim *s, struct job *j)
+static int swml_assign(struct sim *s, unsigned b, struct job *j)
 {
-	for (unsigned i = 0; i < s->nreg; i++) {
-		if (s->reg_owner[i])
+	struct box *x = &s->box[b];
+	struct jreg *jr = &j->at[b];
+
+	for (unsigned i = 0; i < x->nreg; i++) {
+		if (x->reg_owner[i])
 			continue;
-		s->reg_owner[i] = (int32_t)(j - s->job) + 1;
-		j->region = i;
-		j->reg.region_base = i * s->regsize;
-		j->reg.region_size = s->regsize;
+		x->reg_owner[i] = (int32_t)(j - s->job) + 1;
+		jr->region = i;
+		jr->region_base = i * x->regsize;
+		jr->region_size = x->regsize;
 		sim_ts_advance(s);
-		s->n_resv += s->regsize;
+		s->n_resv += x->regsize;
 		return 0;
 	}
 	return -1;
 }
 
-static void swml_release(struct sim *s, struct job *j)
+static void swml_release(struct sim *s, unsigned b, struct job *j)
 {
-	s->reg_owner[j->region] = 0;
-	j->region = -1;
-	j->reg.region_base = 0;
-	j->reg.region_size = 0;
+	struct box *x = &s->box[b];
+	struct jreg *jr = &j->at[b];
+
+	x->reg_owner[jr->region] = 0;
+	jr->region = -1;
+	jr->region_base = 0;
+	jr->region_size = 0;
 	sim_ts_advance(s);
-	s->n_resv -= s->regsize;
-	while (s->wq_head != s->wq_tail) {
-		struct job *n = &s->job[s->waitq[s->wq_head]];
+	s->n_resv -= x->regsize;
+	while (x->wq_head != x->wq_tail) {
+		struct job *n = &s->job[x->waitq[x->wq_head]];
 
 		if (n->state != JS_RUN) {
-			s->wq_head++;
+			x->wq_head++;
 			continue;
 		}
-		if (swml_assign(s, n))
+		if (swml_assign(s, b, n))
 			break;
-		s->wq_head++;
+		x->wq_head++;
 	}
 }
 
@@ -144,14 +155,18 @@ void sim_job_finish(struct sim *s, struct job *j)
 	/* esactl job delete: a new generation, its slots are dead now. */
 	j->reg.state = ESA_JOB_DELETED;
 	j->reg.life = ESA_LIFE(sim_job_gen(j) + 1, 0);
-	for (unsigned i = 0; i < s->P->pool; i++) {
-		struct esa_slot *sl = &s->slot[i];
+	for (unsigned b = 0; b < s->nbox; b++) {
+		const struct box *x = &s->box[b];
 
-		if (sl->job == jid && sl->state != ESA_SLOT_FREE)
-			sim_cls_set(s, i, CL_DEAD);
+		for (unsigned i = 0; x->esa && i < s->P->pool; i++) {
+			const struct esa_slot *sl = &x->slot[i];
+
+			if (sl->job == jid && sl->state != ESA_SLOT_FREE)
+				sim_cls_set(s, b, i, CL_DEAD);
+		}
+		if (j->at[b].region >= 0)
+			swml_release(s, b, j);
 	}
-	if (j->region >= 0)
-		swml_release(s, j);
 	sim_acct_check(s);
 	for (unsigned r = 0; r < j->spec->nworkers; r++) {
 		free(j->w[r].win);
@@ -184,7 +199,7 @@ static void worker_fetch(struct sim *s, struct job *j, struct pkt *p,
 		s->R->lost++;
 		return;
 	}
-	sim_push(s, t, EV_AT_SWITCH, &r, DST_TO_PS, 0);
+	sim_push(s, t, EV_AT_SWITCH, &r, DST_TO_PS, EV_AT(j->leaf[rank], 0));
 }
 
 void sim_worker_result(struct sim *s, struct pkt *p, unsigned rank)
@@ -222,7 +237,7 @@ void sim_worker_result(struct sim *s, struct pkt *p, unsigned rank)
 	w->iter++;
 	if (w->iter < j->spec->iters) {
 		sim_push(s, s->now + sim_compute_draw(s->P, j->spec, rank, w->iter),
-		     EV_COMPUTE, NULL, rank, p->job);
+			 EV_COMPUTE, NULL, rank, p->job);
 		return;
 	}
 	w->done = 1;
@@ -257,18 +272,34 @@ void sim_worker_timer(struct sim *s, struct job *j, unsigned rank)
 		arm_timer(s, j, rank, next);
 }
 
-/* esactl job add ... region auto HOME: a home where few others are. */
-static void home_place(struct sim *s, struct job *j)
+/* esactl job add ... region auto HOME at box b: where few others are. */
+static void home_place(struct sim *s, unsigned b, struct job *j)
 {
 	struct esa_home *h = s->homes;
 	unsigned n = 0, size = s->P->home < s->P->pool ? s->P->home : s->P->pool;
 
-	for (unsigned k = 0; k < s->W->njobs; k++)
-		if (s->job[k].state == JS_RUN && s->job[k].reg.region_size)
-			h[n++] = (struct esa_home){ s->job[k].reg.region_base,
-						    s->job[k].reg.region_size };
-	j->reg.region_base = esa_home_place(h, n, s->P->pool, size);
-	j->reg.region_size = size;
+	for (unsigned k = 0; k < s->W->njobs; k++) {
+		const struct jreg *o = &s->job[k].at[b];
+
+		if (s->job[k].state == JS_RUN && o->region_size)
+			h[n++] = (struct esa_home){ o->region_base, o->region_size };
+	}
+	j->at[b].region_base = esa_home_place(h, n, s->P->pool, size);
+	j->at[b].region_size = size;
+}
+
+/* The job's memory at each box it is registered at. */
+static void job_memory(struct sim *s, struct job *j)
+{
+	for (unsigned b = 0; b < s->nbox; b++) {
+		j->at[b].region = -1;
+		if (!j->at[b].mask)
+			continue;
+		if (s->policy == ESA_POLICY_SWITCHML && swml_assign(s, b, j))
+			s->box[b].waitq[s->box[b].wq_tail++] = (uint32_t)(j - s->job);
+		if (s->policy != ESA_POLICY_SWITCHML && s->P->home)
+			home_place(s, b, j);
+	}
 }
 
 int sim_job_arrive(struct sim *s, struct job *j)
@@ -281,12 +312,8 @@ int sim_job_arrive(struct sim *s, struct job *j)
 	j->reg.nworkers = n;
 	j->reg.max_prio = 255;
 	j->reg.lease_ms = 0;
-	j->region = -1;
-	if (s->policy == ESA_POLICY_SWITCHML && swml_assign(s, j))
-		s->waitq[s->wq_tail++] = (uint32_t)(j - s->job);
 	j->wmax = win;
-	if (s->policy != ESA_POLICY_SWITCHML && s->P->home)
-		home_place(s, j);
+	job_memory(s, j);
 	while (ring < 4 * win)
 		ring *= 2;
 	j->ringmask = ring - 1;
@@ -300,7 +327,7 @@ int sim_job_arrive(struct sim *s, struct job *j)
 		if (!j->w[r].win || !j->w[r].kept)
 			return -1;
 		sim_push(s, s->now + sim_compute_draw(s->P, j->spec, r, 0),
-		     EV_COMPUTE, NULL, r, (uint32_t)(j - s->job));
+			 EV_COMPUTE, NULL, r, (uint32_t)(j - s->job));
 	}
 	j->state = JS_RUN;
 	s->jobs_active++;
