@@ -27,21 +27,20 @@
 # and most of its results from the switch;
 # every forgery dropped and counted where the trust model says: the switch
 # (drop_place, drop_ack), the kernel's reverse-path filter, the PS, the
-# workers.  Prints TAP.  KEEP=1 keeps the logs.
+# workers.  Then, per mode, a PS the switch has no next hop for: the sum
+# reaches it through the kernel stack, is refused, and the resend makes it
+# good.  Prints TAP.  KEEP=1 keeps the logs.
 set -u
 cd "$(dirname "$0")/../.."
 B=${OUTPUT:-build}
 P=esad$$
-n=0 fail=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
+. selftests/esa/tap.sh
 
 echo "TAP version 13"
 for f in esactl esa-jobs esa-ps esa_pass.bpf.o; do
-	[ -e $B/$f ] || { echo "1..0 # SKIP $B/$f missing (run make)"; exit 4; }
+	[ -e $B/$f ] || tap_skip_all "$B/$f missing (run make)"
 done
-[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 4; }
+[ "$(id -u)" = 0 ] || tap_skip_all "needs root"
 
 . selftests/hosts/topo.sh
 topo_init
@@ -234,10 +233,54 @@ trust_checks() {
 		[ "$drop" = $((4 * N)) -a "$(json $LOG/$M.run.json 'job(1)["fetch_answered"]')" = 0 ]
 }
 
+# unresolved MODE: the switch has no neighbour entry for the PS.  A sum's
+# copy for the PS cannot be addressed, so the sum goes whole to the PS by
+# XDP_PASS, with the worker's source, and the kernel forwards it, resolving
+# the next hop on the way (ps_stack); the PS refuses it (not from the
+# switch: drop_source); the worker's resend then finds the next hop and the
+# chunk completes, from the switch's address.  docs/protocol.md, Delivery.
+ps_resolved() { ip -n $SW neigh show 10.9.250.2 dev p250 | grep -q lladdr; }
+unresolved() {
+	local pspid rc stack
+	M=$1-unresolved
+	TOPO_MODE=$1
+	topo_unload
+	topo_load slots 64 values 256 policy esa || { nok "$M: switch loaded"; return; }
+	esactl job add 5 ps $PS workers 10.9.1.2:6005 max-prio 3 ||
+		{ nok "$M: job added"; return; }
+	ip netns exec $P-h250 $B/esa-ps -j -s 10.255.0.1 job 5 ps $PS workers 10.9.1.2:6005 \
+		>$LOG/$M.ps.json 2>$LOG/$M.ps.err &
+	pspid=$!
+	TOPO_PIDS="$TOPO_PIDS $pspid"
+	sleep 0.3
+	# topo_load resolved every host: forget the PS, on both sides
+	ip -n $SW neigh flush dev p250
+	ip -n $P-h250 neigh flush dev eth0
+	check "$M: the switch has no next hop for the PS" \
+		[ -z "$(ip -n $SW neigh show 10.9.250.2 dev p250 | grep -v FAILED)" ]
+	timeout 60 $B/esa-jobs -j -s 10.255.0.1 -n 256 -i 1 --linger 300 \
+		job 5 ps=$PS dtype=i32 timeout_ms=100 \
+		worker netns=/run/netns/$P-h1 10.9.1.2:6005 >$LOG/$M.run.json 2>$LOG/$M.run.err
+	rc=$?
+	esactl -j stats show >$LOG/$M.sw.json
+	kill -TERM $pspid 2>/dev/null
+	wait $pspid 2>/dev/null
+	[ $rc = 0 ] || sed 's/^/# /' $LOG/$M.run.err | head -5
+	stack=$(swc 5 ps_stack)
+	check "$M: the sum went to the PS through the kernel stack ($stack, fanout_miss $(swc 5 fanout_miss))" \
+		[ "${stack:-0}" -ge 1 ]
+	check "$M: the PS refused what came through the stack, not from the switch ($(json $LOG/$M.ps.json 'job(5)["drop_source"]') of $stack)" \
+		[ "$(json $LOG/$M.ps.json 'job(5)["drop_source"]')" = "$stack" ]
+	check "$M: the next hop resolved on the way" ps_resolved
+	check "$M: the worker's resend made it good: the allreduce right ($(json $LOG/$M.run.json 'job(5)["tx_resends"]') resends)" \
+		[ "$(json $LOG/$M.run.json 'job(5)["ok"] and job(5)["tx_resends"] >= 1')" = True ]
+}
+
 mode native esa
 mode native atp
 mode generic esa
 mode generic atp
+unresolved native
+unresolved generic
 
-echo "1..$n"
-[ $fail = 0 ]
+tap_end

@@ -15,26 +15,23 @@
 # Prints TAP.  usage: e2e.sh [ CHUNKS ] [ VALUES ]
 set -u
 cd "$(dirname "$0")/../.."
-B=build
+B=${OUTPUT:-build}
 N=${1:-4000}
 V=${2:-256}
 P=esae$$
 . selftests/hosts/topo.sh	# the namespaces, esactl(); its own prog load below
 topo_init
-n=0 fail=0
+. selftests/esa/tap.sh
 
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
 
 [ -n "${KEEP:-}" ] || trap topo_cleanup EXIT
 trap 'exit 1' INT TERM
 
 echo "TAP version 13"
 for f in esactl esa_pass.bpf.o selftests/esa_send; do
-	[ -e $B/$f ] || { echo "1..0 # SKIP $B/$f missing (run make)"; exit 4; }
+	[ -e $B/$f ] || tap_skip_all "$B/$f missing (run make)"
 done
-[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 4; }
+[ "$(id -u)" = 0 ] || tap_skip_all "needs root"
 
 setup() {
 	topo_switch || return 1
@@ -103,5 +100,4 @@ check "esactl prog unload detaches every port" esactl prog unload
 gone() { for i in 1 2 3 4 5 6 7; do ip -n $SW link show p$i | grep -q xdp && return 1; done; return 0; }
 check "no XDP program left on the ports" gone
 
-echo "1..$n"
-[ $fail = 0 ]
+tap_end
