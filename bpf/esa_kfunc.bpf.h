@@ -14,26 +14,43 @@
  * The registry is per network namespace and the kfuncs find it through the
  * packet's receiving device, so each takes the XDP context (the map path's
  * functions take it too, unused, so that both have one signature).  The
- * program's slots are not per namespace: esa_kf_ns binds the program to
- * the namespace of its first packet (bpf_esa_bind()), and packets of any
- * other namespace are dropped as of an unknown job before they touch a
- * slot.  Every path to a slot passes esa_admit() (data) or esa_job_regs()
- * (the PS's ack); the other kfunc calls come after one of them in the same
- * packet.
+ * program's slots are not per namespace: esa_kf_ns binds them to the
+ * namespace of the first packet (bpf_esa_bind()), and packets of any other
+ * namespace are dropped as of an unknown job before they touch a slot.
+ * The binding is a map, pinned with the slot maps ("bind"), not the
+ * program's own memory: a second program that shares the slot maps (a
+ * loader reusing the pins, in another namespace) shares the binding too,
+ * and is refused there.  Every path to a slot passes esa_admit() (data) or
+ * esa_job_regs() (the PS's ack); the other kfunc calls come after one of
+ * them in the same packet.
  */
 #ifndef _ESA_KFUNC_BPF_H
 #define _ESA_KFUNC_BPF_H
 
 extern int bpf_esa_bind(struct xdp_md *ctx, struct esa_kf_bind *b) __ksym;
 extern int bpf_esa_admit(struct xdp_md *ctx, __u64 key, __be32 saddr,
-			 struct esa_kf_jinfo *ji) __ksym;
+			 __be64 bitmap, struct esa_kf_jinfo *ji) __ksym;
 extern int bpf_esa_owner_alive(struct xdp_md *ctx, __u32 job,
 			       __u32 gen) __ksym;
 extern int bpf_esa_job(struct xdp_md *ctx, __u32 job,
 		       struct esa_kf_job *out) __ksym;
 
-/* The namespace this program serves, 0 until its first packet (.bss). */
-struct esa_kf_bind esa_kf_ns;
+/* The namespace the slots serve, 0 until the first packet. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct esa_kf_bind);
+} esa_kf_ns SEC(".maps");
+
+/* 0 for a packet of the namespace the slots serve. */
+static __always_inline int esa_kf_bind(struct xdp_md *ctx)
+{
+	__u32 k = 0;
+	struct esa_kf_bind *b = bpf_map_lookup_elem(&esa_kf_ns, &k);
+
+	return b ? bpf_esa_bind(ctx, b) : -1;
+}
 
 /* bpf_esa_admit() fills struct esa_jinfo as the UAPI's esa_kf_jinfo. */
 _Static_assert(sizeof(struct esa_jinfo) == sizeof(struct esa_kf_jinfo) &&
@@ -46,7 +63,13 @@ _Static_assert(sizeof(struct esa_jinfo) == sizeof(struct esa_kf_jinfo) &&
 	       __builtin_offsetof(struct esa_jinfo, region_size) ==
 	       __builtin_offsetof(struct esa_kf_jinfo, region_size) &&
 	       __builtin_offsetof(struct esa_jinfo, nworkers) ==
-	       __builtin_offsetof(struct esa_kf_jinfo, nworkers),
+	       __builtin_offsetof(struct esa_kf_jinfo, nworkers) &&
+	       __builtin_offsetof(struct esa_jinfo, mask) ==
+	       __builtin_offsetof(struct esa_kf_jinfo, mask) &&
+	       __builtin_offsetof(struct esa_jinfo, rset) ==
+	       __builtin_offsetof(struct esa_kf_jinfo, rset) &&
+	       __builtin_offsetof(struct esa_jinfo, up) ==
+	       __builtin_offsetof(struct esa_kf_jinfo, up),
 	       "struct esa_jinfo must have the layout of struct esa_kf_jinfo");
 
 /*
@@ -63,12 +86,12 @@ __esa_global int esa_admit(struct xdp_md *ctx, __u64 now, struct esa_jinfo *ji)
 
 	if (!ji || esa_parse(ctx, &p))
 		return ESA_C_DROP_TRUNC;
-	if (bpf_esa_bind(ctx, &esa_kf_ns))
+	if (esa_kf_bind(ctx))
 		return ESA_C_DROP_JOB;
 	job = bpf_ntohs(p.h->job);
 	err = bpf_esa_admit(ctx, ESA_KF_KEY(job, bpf_ntohs(p.h->rank), p.h->prio,
-					    p.udp->source),
-			    p.ip->saddr, (struct esa_kf_jinfo *)ji);
+					    p.h->flags, p.udp->source),
+			    p.ip->saddr, p.h->bitmap, (struct esa_kf_jinfo *)ji);
 	if (err == ESA_C_EXPIRED) {
 		esa_count(job, ESA_C_EXPIRED);
 		err = 0;
@@ -96,19 +119,15 @@ static __always_inline int esa_job_ps(struct xdp_md *ctx, __u32 jid,
 	return 1;
 }
 
-/*
- * A leaf's spine for job jid.  esa.ko keeps no upstream yet (two levels
- * are the maps' for now): this box is the top.
- */
+/* A leaf's spine for job jid (ip 0: this box is the top); 0 when gone. */
 static __always_inline int esa_job_up(struct xdp_md *ctx, __u32 jid,
 				      struct esa_addr *up, __u32 *nworkers)
 {
 	struct esa_kf_job j = {};
 
-	if (bpf_esa_bind(ctx, &esa_kf_ns) || bpf_esa_job(ctx, jid, &j) != 1)
+	if (esa_kf_bind(ctx) || bpf_esa_job(ctx, jid, &j) != 1)
 		return 0;
-	up->ip = 0;
-	up->port = 0;
+	*up = j.up;
 	*nworkers = j.nworkers;
 	return 1;
 }
@@ -123,7 +142,7 @@ static __always_inline int esa_job_regs(struct xdp_md *ctx, __u32 jid,
 {
 	struct esa_kf_job j = {};
 
-	if (bpf_esa_bind(ctx, &esa_kf_ns) || bpf_esa_job(ctx, jid, &j) != 1)
+	if (esa_kf_bind(ctx) || bpf_esa_job(ctx, jid, &j) != 1)
 		return 0;
 	*gen = j.gen;
 	*reg = j.reg;

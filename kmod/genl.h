@@ -13,14 +13,15 @@
 
 /* Common nested types */
 extern const struct nla_policy esa_addr_nl_policy[ESA_ADDR_A_PORT + 1];
+extern const struct nla_policy esa_leaf_nl_policy[ESA_LEAF_A_PAD + 1];
 
-extern const struct nla_policy esa_job_add_nl_policy[ESA_JOB_A_REGION_SIZE + 1];
+extern const struct nla_policy esa_job_add_nl_policy[ESA_JOB_A_RANKS + 1];
 
 extern const struct nla_policy esa_job_del_nl_policy[ESA_JOB_A_ID + 1];
 
 extern const struct nla_policy esa_job_get_nl_policy[ESA_JOB_A_ID + 1];
 
-extern const struct nla_policy esa_job_set_nl_policy[ESA_JOB_A_REGION_SIZE + 1];
+extern const struct nla_policy esa_job_set_nl_policy[ESA_JOB_A_RANKS + 1];
 
 extern const struct nla_policy esa_ctr_get_nl_policy[ESA_JOB_A_ID + 1];
 

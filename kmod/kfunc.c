@@ -39,14 +39,15 @@ static void esa_kf_foreign(const struct xdp_md *ctx, struct net *net,
 			   u64 cookie)
 {
 	atomic64_inc(&esa_net_rcu(net)->totals[ESA_CTR_FOREIGN]);
-	pr_warn_ratelimited("packet on %s (netns cookie %llu) refused: its XDP program serves netns cookie %llu, and jobs are per network namespace: load one program per namespace\n",
+	pr_warn_ratelimited("packet on %s (netns cookie %llu) refused: its XDP program (or one sharing its maps) serves netns cookie %llu, and jobs are per network namespace: load one program, with maps of its own, per namespace\n",
 			    esa_kf_dev(ctx)->name, net->net_cookie, cookie);
 }
 
 /**
- * bpf_esa_bind - bind the calling program to its packets' namespace
+ * bpf_esa_bind - bind the calling program's slots to its packets' namespace
  * @ctx: the XDP context of the packet
- * @b: the program's binding, zero when the program is loaded
+ * @b: the binding, zero when the program is loaded; kept in a map that
+ *     goes with the slot maps, so that programs sharing them share it
  *
  * The first packet binds *@b to its namespace; packets of other
  * namespaces are refused from then on, counted (ESA_CTR_A_FOREIGN) and
@@ -75,24 +76,45 @@ __bpf_kfunc int bpf_esa_bind(struct xdp_md *ctx, struct esa_kf_bind *b)
 	return -EXDEV;
 }
 
+/*
+ * The packet of rank r, with flags and bitmap, against member r of j: 0 or
+ * the drop counter.  A leaf's sum (at its spine) carries ESA_F_LEAF and
+ * exactly the leaf's ranks; a worker's packet does not carry ESA_F_LEAF.
+ */
+static int esa_kf_member(const struct esa_kjob *j, u32 r, u8 flags,
+			 __be64 bitmap, __be32 saddr, __be16 sport)
+{
+	const struct esa_addr *a = &j->rank[r];
+	u64 set = j->set[r];
+
+	if (!a->ip)
+		return ESA_C_DROP_RANK;		/* under another leaf */
+	if (!(flags & ESA_F_LEAF) != !set ||
+	    (set && bitmap != cpu_to_be64(set)))
+		return ESA_C_DROP_HEADER;
+	if (a->ip != saddr || (a->port && a->port != sport))
+		return ESA_C_DROP_SPOOF;
+	return 0;
+}
+
 /**
  * bpf_esa_admit - admit a DATA packet to its job and renew the job's lease
  * @ctx: the XDP context of the packet
- * @key: the packet's job, rank, priority and UDP source port: ESA_KF_KEY()
+ * @key: the packet's job, rank, priority, flags and UDP source port:
+ *	 ESA_KF_KEY()
  * @saddr: its IPv4 source address
- * @ji: filled with the job's generation, registration, region and worker
- *	count
+ * @bitmap: its bitmap, as on the wire
+ * @ji: filled with the job's generation, registration, region, worker
+ *	count, the ranks this box sums, the member's ranks and the upstream
  *
  * Return: 0; ESA_C_EXPIRED if admitted as the job's first packet after its
  * lease ran out; the ESA_C_DROP_* counter of the reason for a drop; or
  * -EINVAL if @ji is NULL.
  */
 __bpf_kfunc int bpf_esa_admit(struct xdp_md *ctx, u64 key, __be32 saddr,
-			      struct esa_kf_jinfo *ji)
+			      __be64 bitmap, struct esa_kf_jinfo *ji)
 {
 	u32 rank = (u16)(key >> 16);
-	__be16 sport = (__force __be16)(u16)(key >> 48);
-	const struct esa_addr *r;
 	struct esa_kjob *j;
 	int ret;
 	u32 gen;
@@ -106,9 +128,10 @@ __bpf_kfunc int bpf_esa_admit(struct xdp_md *ctx, u64 key, __be32 saddr,
 		return ESA_C_DROP_RANK;
 	if ((u8)(key >> 32) > READ_ONCE(j->max_prio))
 		return ESA_C_DROP_PRIO;
-	r = &j->rank[rank];
-	if (r->ip != saddr || (r->port && r->port != sport))
-		return ESA_C_DROP_SPOOF;
+	ret = esa_kf_member(j, rank, (u8)(key >> 40), bitmap, saddr,
+			    (__force __be16)(u16)(key >> 48));
+	if (ret)
+		return ret;
 	ret = esa_job_activity(j, &gen);
 	if (ret == ESA_C_DROP_JOB)
 		return ret;
@@ -117,6 +140,9 @@ __bpf_kfunc int bpf_esa_admit(struct xdp_md *ctx, u64 key, __be32 saddr,
 	ji->region_base = j->region_base;
 	ji->region_size = j->region_size;
 	ji->nworkers = j->nworkers;
+	ji->mask = j->mask;
+	ji->rset = j->set[rank];
+	ji->up = j->up;
 	return ret;
 }
 
@@ -141,7 +167,7 @@ __bpf_kfunc int bpf_esa_owner_alive(struct xdp_md *ctx, u32 job, u32 gen)
  * @ctx: the XDP context of the packet
  * @job: job id
  * @out: filled with the job's generation, registration, region, worker
- *	 count and PS
+ *	 count, PS and upstream
  *
  * Return: 1, 0 when no job @job is registered, or -EINVAL if @out is NULL.
  */
@@ -161,6 +187,7 @@ __bpf_kfunc int bpf_esa_job(struct xdp_md *ctx, u32 job,
 	out->region_size = j->region_size;
 	out->nworkers = j->nworkers;
 	out->ps = j->ps;
+	out->up = j->up;
 	return 1;
 }
 

@@ -13,7 +13,7 @@ int esa_kfunc_init(void);
 
 /* Called by BPF programs only (declared for -Wmissing-prototypes). */
 int bpf_esa_bind(struct xdp_md *ctx, struct esa_kf_bind *b);
-int bpf_esa_admit(struct xdp_md *ctx, u64 key, __be32 saddr,
+int bpf_esa_admit(struct xdp_md *ctx, u64 key, __be32 saddr, __be64 bitmap,
 		  struct esa_kf_jinfo *ji);
 int bpf_esa_owner_alive(struct xdp_md *ctx, u32 job, u32 gen);
 int bpf_esa_job(struct xdp_md *ctx, u32 job, struct esa_kf_job *out);

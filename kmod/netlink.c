@@ -35,9 +35,23 @@ static int esa_nl_job_id(struct genl_info *info, u32 *id)
 	return 0;
 }
 
+/* Whose address a nest is. */
+enum esa_addr_of {
+	ESA_ADDR_WORKER,
+	ESA_ADDR_PS,
+	ESA_ADDR_UP,
+};
+
+/*
+ * An address nest: of the PS or a leaf's upstream, address and port
+ * required; of a worker, the address, or nothing at all for a rank that is
+ * not a worker of this box (two levels).
+ */
 static int esa_nl_parse_addr(const struct nlattr *nest, struct esa_addr *a,
-			     bool ps, struct netlink_ext_ack *extack)
+			     enum esa_addr_of of,
+			     struct netlink_ext_ack *extack)
 {
+	bool service = of != ESA_ADDR_WORKER;
 	struct nlattr *tb[ESA_ADDR_A_MAX + 1];
 	int err;
 
@@ -45,21 +59,27 @@ static int esa_nl_parse_addr(const struct nlattr *nest, struct esa_addr *a,
 			       extack);
 	if (err)
 		return err;
+	memset(a, 0, sizeof(*a));
+	if (!service && !tb[ESA_ADDR_A_IPV4] && !tb[ESA_ADDR_A_PORT])
+		return 0;
 	if (NL_REQ_ATTR_CHECK(extack, nest, tb, ESA_ADDR_A_IPV4))
 		return -EINVAL;
-	if (ps && NL_REQ_ATTR_CHECK(extack, nest, tb, ESA_ADDR_A_PORT))
+	if (service && NL_REQ_ATTR_CHECK(extack, nest, tb, ESA_ADDR_A_PORT))
 		return -EINVAL;
 	a->ip = nla_get_in_addr(tb[ESA_ADDR_A_IPV4]);
 	a->port = tb[ESA_ADDR_A_PORT] ? nla_get_be16(tb[ESA_ADDR_A_PORT]) : 0;
-	a->resv = 0;
 	if (!a->ip) {
 		NL_SET_ERR_MSG_ATTR(extack, tb[ESA_ADDR_A_IPV4],
 				    "address 0.0.0.0 is not allowed");
 		return -EINVAL;
 	}
-	if (ps && !a->port) {
-		NL_SET_ERR_MSG_ATTR(extack, tb[ESA_ADDR_A_PORT],
-				    "the parameter server needs a port");
+	if (service && !a->port) {
+		if (of == ESA_ADDR_PS)
+			NL_SET_ERR_MSG_ATTR(extack, tb[ESA_ADDR_A_PORT],
+					    "the parameter server needs a port");
+		else
+			NL_SET_ERR_MSG_ATTR(extack, tb[ESA_ADDR_A_PORT],
+					    "the upstream needs a port");
 		return -EINVAL;
 	}
 	return 0;
@@ -70,37 +90,165 @@ static bool esa_addr_eq(const struct esa_addr *a, const struct esa_addr *b)
 	return a->ip == b->ip && a->port == b->port;
 }
 
-/* The ESA_JOB_A_WORKERS attributes, one per rank, in rank order. */
+/* Does a member of cfg other than rank skip have the address a? */
+static bool esa_addr_taken(const struct esa_job_cfg *cfg,
+			   const struct esa_addr *a, int skip)
+{
+	int r;
+
+	for (r = 0; r < ESA_MAX_WORKERS; r++)
+		if (r != skip && cfg->rank[r].ip && esa_addr_eq(&cfg->rank[r], a))
+			return true;
+	return false;
+}
+
+/*
+ * The ESA_JOB_A_WORKERS attributes, one per rank, in rank order; *n is set
+ * to their number.  An empty one is a rank without a worker here.
+ */
 static int esa_nl_parse_workers(struct genl_info *info,
-				struct esa_job_cfg *cfg)
+				struct esa_job_cfg *cfg, int *n)
 {
 	struct netlink_ext_ack *extack = info->extack;
 	const struct nlattr *e;
-	int rem, err, n = 0, i;
+	int rem, err;
 
-	if (GENL_REQ_ATTR_CHECK(info, ESA_JOB_A_WORKERS))
-		return -EINVAL;
+	*n = 0;
 	nla_for_each_attr(e, genlmsg_data(info->genlhdr),
 			  genlmsg_len(info->genlhdr), rem) {
 		if (nla_type(e) != ESA_JOB_A_WORKERS)
 			continue;
-		if (n == ESA_MAX_WORKERS) {
+		if (*n == ESA_MAX_WORKERS) {
 			NL_SET_ERR_MSG_ATTR(extack, e, "more than 64 workers");
 			return -ERANGE;
 		}
-		err = esa_nl_parse_addr(e, &cfg->rank[n], false, extack);
+		err = esa_nl_parse_addr(e, &cfg->rank[*n], ESA_ADDR_WORKER,
+					extack);
 		if (err)
 			return err;
-		for (i = 0; i < n; i++) {
-			if (esa_addr_eq(&cfg->rank[i], &cfg->rank[n])) {
+		if (cfg->rank[*n].ip) {
+			if (esa_addr_taken(cfg, &cfg->rank[*n], *n)) {
 				NL_SET_ERR_MSG_ATTR(extack, e,
 						    "two ranks with one address and port");
 				return -EINVAL;
 			}
+			cfg->mask |= BIT_ULL(*n);
 		}
-		n++;
+		(*n)++;
 	}
-	cfg->nworkers = n;
+	return 0;
+}
+
+/* One ESA_JOB_A_LEAVES: a leaf box, the member at its lowest rank. */
+static int esa_nl_parse_leaf(const struct nlattr *nest,
+			     struct esa_job_cfg *cfg,
+			     struct netlink_ext_ack *extack)
+{
+	struct nlattr *tb[ESA_LEAF_A_MAX + 1];
+	struct esa_addr a = {};
+	int err, r;
+	u64 set;
+
+	err = nla_parse_nested(tb, ESA_LEAF_A_MAX, nest, esa_leaf_nl_policy,
+			       extack);
+	if (err)
+		return err;
+	if (NL_REQ_ATTR_CHECK(extack, nest, tb, ESA_LEAF_A_IPV4) ||
+	    NL_REQ_ATTR_CHECK(extack, nest, tb, ESA_LEAF_A_RANKS))
+		return -EINVAL;
+	a.ip = nla_get_in_addr(tb[ESA_LEAF_A_IPV4]);
+	a.port = tb[ESA_LEAF_A_PORT] ? nla_get_be16(tb[ESA_LEAF_A_PORT]) : 0;
+	set = nla_get_u64(tb[ESA_LEAF_A_RANKS]);
+	if (!a.ip) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[ESA_LEAF_A_IPV4],
+				    "address 0.0.0.0 is not allowed");
+		return -EINVAL;
+	}
+	if (!set) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[ESA_LEAF_A_RANKS],
+				    "a leaf needs ranks");
+		return -EINVAL;
+	}
+	if (set & cfg->mask) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[ESA_LEAF_A_RANKS],
+				    "ranks under two members");
+		return -EINVAL;
+	}
+	if (esa_addr_taken(cfg, &a, -1)) {
+		NL_SET_ERR_MSG_ATTR(extack, nest,
+				    "two members with one address and port");
+		return -EINVAL;
+	}
+	r = __ffs64(set);
+	cfg->rank[r] = a;
+	cfg->set[r] = set;
+	cfg->mask |= set;
+	return 0;
+}
+
+static int esa_nl_parse_leaves(struct genl_info *info,
+			       struct esa_job_cfg *cfg)
+{
+	const struct nlattr *e;
+	int rem, err;
+
+	nla_for_each_attr(e, genlmsg_data(info->genlhdr),
+			  genlmsg_len(info->genlhdr), rem) {
+		if (nla_type(e) != ESA_JOB_A_LEAVES)
+			continue;
+		err = esa_nl_parse_leaf(e, cfg, info->extack);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * The job's members here: workers and (at a spine) leaves; its ranks
+ * (ESA_JOB_A_RANKS, or as many as the members name); and, if some ranks
+ * are not under this box, the upstream they are summed at.
+ */
+static int esa_nl_parse_members(struct genl_info *info,
+				struct esa_job_cfg *cfg)
+{
+	struct netlink_ext_ack *extack = info->extack;
+	struct nlattr **tb = info->attrs;
+	int err, n;
+	u32 top;
+
+	if (!tb[ESA_JOB_A_LEAVES] &&
+	    GENL_REQ_ATTR_CHECK(info, ESA_JOB_A_WORKERS))
+		return -EINVAL;
+	err = esa_nl_parse_workers(info, cfg, &n);
+	if (err)
+		return err;
+	err = esa_nl_parse_leaves(info, cfg);
+	if (err)
+		return err;
+	if (!cfg->mask) {
+		NL_SET_ERR_MSG(extack, "a job needs a worker or a leaf here");
+		return -EINVAL;
+	}
+	top = max_t(u32, n, fls64(cfg->mask));
+	cfg->nworkers = top;
+	if (tb[ESA_JOB_A_RANKS]) {
+		cfg->nworkers = nla_get_u8(tb[ESA_JOB_A_RANKS]);
+		if (cfg->nworkers < top) {
+			NL_SET_ERR_MSG_ATTR(extack, tb[ESA_JOB_A_RANKS],
+					    "fewer ranks than the workers and leaves name");
+			return -ERANGE;
+		}
+	}
+	if (tb[ESA_JOB_A_UPSTREAM]) {
+		err = esa_nl_parse_addr(tb[ESA_JOB_A_UPSTREAM], &cfg->up,
+					ESA_ADDR_UP, extack);
+		if (err)
+			return err;
+	} else if (cfg->mask != GENMASK_ULL(cfg->nworkers - 1, 0)) {
+		NL_SET_ERR_MSG(extack,
+			       "ranks not under this box need an upstream (ESA_JOB_A_UPSTREAM)");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -132,12 +280,13 @@ static int esa_nl_parse_job(struct genl_info *info, struct esa_job_cfg *cfg)
 	err = esa_nl_job_id(info, &cfg->id);
 	if (err)
 		return err;
-	err = esa_nl_parse_workers(info, cfg);
+	err = esa_nl_parse_members(info, cfg);
 	if (err)
 		return err;
 	if (GENL_REQ_ATTR_CHECK(info, ESA_JOB_A_PS))
 		return -EINVAL;
-	err = esa_nl_parse_addr(tb[ESA_JOB_A_PS], &cfg->ps, true, extack);
+	err = esa_nl_parse_addr(tb[ESA_JOB_A_PS], &cfg->ps, ESA_ADDR_PS,
+				extack);
 	if (err)
 		return err;
 	err = esa_nl_parse_lease(info, &cfg->lease_ms);
@@ -249,10 +398,55 @@ static int esa_nl_put_addr(struct sk_buff *skb, int type,
 	return 0;
 }
 
+/* Rank r's ESA_JOB_A_WORKERS: empty where no worker of this box is. */
+static int esa_nl_put_worker(struct sk_buff *skb, const struct esa_kjob *j,
+			     int r)
+{
+	struct nlattr *nest;
+
+	if (j->rank[r].ip && !j->set[r])
+		return esa_nl_put_addr(skb, ESA_JOB_A_WORKERS, &j->rank[r]);
+	nest = nla_nest_start(skb, ESA_JOB_A_WORKERS);
+	if (!nest)
+		return -EMSGSIZE;
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+static int esa_nl_put_leaf(struct sk_buff *skb, const struct esa_kjob *j,
+			   int r)
+{
+	struct nlattr *nest = nla_nest_start(skb, ESA_JOB_A_LEAVES);
+
+	if (!nest || nla_put_in_addr(skb, ESA_LEAF_A_IPV4, j->rank[r].ip) ||
+	    nla_put_be16(skb, ESA_LEAF_A_PORT, j->rank[r].port) ||
+	    nla_put_u64_64bit(skb, ESA_LEAF_A_RANKS, j->set[r], ESA_LEAF_A_PAD))
+		return -EMSGSIZE;
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+/* The members: workers by rank, then leaves, mask, ranks, upstream. */
+static int esa_nl_put_members(struct sk_buff *skb, const struct esa_kjob *j)
+{
+	int r;
+
+	for (r = 0; r < j->nworkers; r++)
+		if (esa_nl_put_worker(skb, j, r))
+			return -EMSGSIZE;
+	for (r = 0; r < j->nworkers; r++)
+		if (j->set[r] && esa_nl_put_leaf(skb, j, r))
+			return -EMSGSIZE;
+	if (nla_put_u64_64bit(skb, ESA_JOB_A_MASK, j->mask, ESA_JOB_A_PAD) ||
+	    nla_put_u8(skb, ESA_JOB_A_RANKS, j->nworkers) ||
+	    (j->up.ip && esa_nl_put_addr(skb, ESA_JOB_A_UPSTREAM, &j->up)))
+		return -EMSGSIZE;
+	return 0;
+}
+
 static int esa_nl_put_job(struct sk_buff *skb, const struct esa_kjob *j)
 {
 	s64 idle = ktime_get_coarse_ns() - READ_ONCE(j->last_active_ns);
-	int r;
 
 	/* A packet's stamp may be a little ahead of this clock read. */
 	idle = idle > 0 ? div_u64(idle, NSEC_PER_MSEC) : 0;
@@ -267,19 +461,27 @@ static int esa_nl_put_job(struct sk_buff *skb, const struct esa_kjob *j)
 	    (READ_ONCE(j->expired) && nla_put_flag(skb, ESA_JOB_A_EXPIRED)) ||
 	    esa_nl_put_addr(skb, ESA_JOB_A_PS, &j->ps))
 		return -EMSGSIZE;
-	for (r = 0; r < j->nworkers; r++)
-		if (esa_nl_put_addr(skb, ESA_JOB_A_WORKERS, &j->rank[r]))
-			return -EMSGSIZE;
-	return 0;
+	return esa_nl_put_members(skb, j);
 }
 
-/* Room for one job message: fixed attributes plus one nest per rank. */
+/*
+ * Room for one job message: fixed attributes, one nest per rank, one per
+ * leaf and the upstream.
+ */
 static size_t esa_nl_job_size(const struct esa_kjob *j)
 {
 	size_t addr = nla_total_size(nla_total_size(4) + nla_total_size(2));
+	size_t leaf = nla_total_size(nla_total_size(4) + nla_total_size(2) +
+				     nla_total_size_64bit(8));
+	size_t n = nla_total_size(4) * 8 + nla_total_size(1) * 2 +
+		   nla_total_size(0) + nla_total_size_64bit(8) +
+		   addr * (2 + j->nworkers);
+	int r;
 
-	return nla_total_size(4) * 8 + nla_total_size(1) + nla_total_size(0) +
-	       addr * (1 + j->nworkers);
+	for (r = 0; r < j->nworkers; r++)
+		if (j->set[r])
+			n += leaf;
+	return n;
 }
 
 /* One job message; in a dump (cb), flagged if the registry changed. */

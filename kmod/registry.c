@@ -190,7 +190,10 @@ static struct esa_kjob *esa_job_new(const struct esa_job_cfg *cfg, u32 gen)
 	j->nworkers = cfg->nworkers;
 	j->max_prio = cfg->max_prio;
 	j->ps = cfg->ps;
+	j->up = cfg->up;
+	j->mask = cfg->mask;
 	memcpy(j->rank, cfg->rank, sizeof(j->rank));
+	memcpy(j->set, cfg->set, sizeof(j->set));
 	spin_lock_init(&j->lock);
 	INIT_DELAYED_WORK(&j->lease_work, esa_lease_work);
 	j->id = cfg->id;

@@ -42,12 +42,16 @@ struct esa_kjob {
 	u32	reg;		/* gen when added: the registration */
 	u32	region_base;
 	u32	region_size;
-	u8	nworkers;
+	u8	nworkers;	/* the job's ranks, here or not */
 	u8	max_prio;	/* changed by ESA_CMD_JOB_SET */
 	bool	expired;	/* lease ran out, no packet since; lock */
 	bool	dead;		/* deleted: RCU readers may still see it */
 	struct esa_addr ps;
+	struct esa_addr up;	/* two levels: a leaf's spine; ip 0: none */
+	u64	mask;		/* the ranks this box sums */
+	/* Members by rank: ip 0 for none; set[r] a leaf's ranks, 0 a worker */
 	struct esa_addr rank[ESA_MAX_WORKERS];
+	u64	set[ESA_MAX_WORKERS];
 
 	/* Control: generation changes and the lease timer. */
 	spinlock_t lock;
@@ -67,7 +71,10 @@ struct esa_job_cfg {
 	u8	nworkers;
 	u8	max_prio;
 	struct esa_addr ps;
+	struct esa_addr up;
+	u64	mask;
 	struct esa_addr rank[ESA_MAX_WORKERS];
+	u64	set[ESA_MAX_WORKERS];
 };
 
 /* Per job id: survives delete and re-add, like the map's entries. */

@@ -11,6 +11,9 @@
  * bad_*: programs that pass what the kfuncs must not get (NULL, a pointer
  * that may be NULL, memory too small, something else than the context).
  * The tests load each alone and check the verifier's verdict.
+ *
+ * pause_clock: a kprobe that holds one thread inside a kfunc (esa_pause in
+ * esa_kf_probe.h), for races the tests must not leave to chance.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -19,7 +22,7 @@
 
 extern int bpf_esa_bind(struct xdp_md *ctx, struct esa_kf_bind *b) __ksym;
 extern int bpf_esa_admit(struct xdp_md *ctx, __u64 key, __be32 saddr,
-			 struct esa_kf_jinfo *ji) __ksym;
+			 __be64 bitmap, struct esa_kf_jinfo *ji) __ksym;
 extern int bpf_esa_owner_alive(struct xdp_md *ctx, __u32 job,
 			       __u32 gen) __ksym;
 extern int bpf_esa_job(struct xdp_md *ctx, __u32 job,
@@ -38,6 +41,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct esa_kf_jinfo);
 } one SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct esa_pause);
+} pause SEC(".maps");
 
 struct esa_kf_bind probe_ns;
 
@@ -59,7 +69,7 @@ int probe_admit(struct xdp_md *ctx)
 
 	if (!p)
 		return XDP_ABORTED;
-	p->ret = bpf_esa_admit(ctx, p->key, p->saddr, &ji);
+	p->ret = bpf_esa_admit(ctx, p->key, p->saddr, p->bitmap, &ji);
 	p->ji = ji;
 	if (p->record && (p->ret == 0 || p->ret == ESA_C_EXPIRED)) {
 		k = (p->key & 0xffff) << 32 | ji.gen;
@@ -119,7 +129,7 @@ int bad_admit_null(struct xdp_md *ctx)
 	/* A packet of a registered job: the kfunc would write. */
 	if (!p)
 		return XDP_ABORTED;
-	return bpf_esa_admit(ctx, p->key, p->saddr, NULL);
+	return bpf_esa_admit(ctx, p->key, p->saddr, p->bitmap, NULL);
 }
 
 SEC("xdp")
@@ -131,7 +141,7 @@ int bad_admit_maybe_null(struct xdp_md *ctx)
 
 	if (!p)
 		return XDP_ABORTED;
-	return bpf_esa_admit(ctx, p->key, p->saddr,
+	return bpf_esa_admit(ctx, p->key, p->saddr, p->bitmap,
 			     bpf_map_lookup_elem(&one, &k));
 }
 
@@ -166,7 +176,7 @@ int bad_admit_short(struct xdp_md *ctx)
 {
 	__u64 small = 0;
 
-	return bpf_esa_admit(ctx, 0, 0, (struct esa_kf_jinfo *)&small);
+	return bpf_esa_admit(ctx, 0, 0, 0, (struct esa_kf_jinfo *)&small);
 }
 
 SEC("xdp")
@@ -175,7 +185,38 @@ int bad_ctx(struct xdp_md *ctx)
 	struct esa_kf_jinfo ji = {};
 	__u64 fake[4] = {};
 
-	return bpf_esa_admit((struct xdp_md *)fake, 0, 0, &ji);
+	return bpf_esa_admit((struct xdp_md *)fake, 0, 0, 0, &ji);
+}
+
+struct pause_arg {
+	struct esa_pause *p;
+};
+
+static long pause_wait(__u32 i, void *arg)
+{
+	struct pause_arg *a = arg;
+
+	/* 1 stops the loop: the verifier wants 0 or 1 */
+	return *(volatile __u32 *)&a->p->go ? 1 : 0;
+}
+
+SEC("kprobe/ktime_get_coarse_ts64")
+int pause_clock(void *ctx)
+{
+	struct pause_arg a;
+	__u32 k = 0;
+
+	a.p = bpf_map_lookup_elem(&pause, &k);
+	if (!a.p || (__u32)bpf_get_current_pid_tgid() != a.p->tid ||
+	    !__sync_bool_compare_and_swap(&a.p->armed, 1, 0))
+		return 0;
+	a.p->paused = 1;
+	/* Seconds at most (the test sets go within milliseconds). */
+	for (int i = 0; i < 16 && !*(volatile __u32 *)&a.p->go; i++)
+		bpf_loop(1 << 20, pause_wait, &a, 0);
+	a.p->timed_out = !*(volatile __u32 *)&a.p->go;
+	a.p->paused = 2;
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "GPL";

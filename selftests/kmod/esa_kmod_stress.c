@@ -107,7 +107,7 @@ static void *pkt_thread(void *a)
 				atomic_fetch_add(&st->pkt_err, 1);
 		} else {
 			struct esa_probe pr = {
-				.key = ESA_KF_KEY(id, rank, 0,
+				.key = ESA_KF_KEY(id, rank, 0, 0,
 						  htons(T_WORKER_PORT + id)),
 				.saddr = t_worker_ip(rank), .record = 1,
 			};
@@ -253,7 +253,7 @@ static int netns_child(struct stress *st, __u32 seed)
 	for (int i = 0; i < 50; i++) {
 		int id = rnd(&seed) % 20;
 		struct esa_probe pr = {
-			.key = ESA_KF_KEY(id, 0, 0, htons(T_WORKER_PORT + id)),
+			.key = ESA_KF_KEY(id, 0, 0, 0, htons(T_WORKER_PORT + id)),
 			.saddr = t_worker_ip(0),
 		};
 
@@ -427,7 +427,7 @@ FIXTURE_TEARDOWN(kmod)
 {
 }
 
-TEST_F_TIMEOUT(kmod, stress, 900)
+TEST_F_TIMEOUT(kmod, stress, K_TIMEOUT)
 {
 	const char *sec = getenv("ESA_STRESS_SECONDS");
 	struct esa_nl_counters tot, c[NJOBS], sum = {};

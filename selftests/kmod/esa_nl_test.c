@@ -60,7 +60,7 @@ static int find_cb(__u32 id, const struct esa_job *j,
 	return 0;
 }
 
-TEST_F_TIMEOUT(nl, add_get_dump_del, 120)
+TEST_F_TIMEOUT(nl, add_get_dump_del, K_TIMEOUT)
 {
 	struct esa_job j = t_job(3, T_PS_A, 5, 0), got, dumped = {};
 	struct esa_nl_job_info info;
@@ -78,6 +78,8 @@ TEST_F_TIMEOUT(nl, add_get_dump_del, 120)
 	EXPECT_EQ(28, got.region_size);
 	EXPECT_EQ(0, memcmp(&j.ps, &got.ps, sizeof(j.ps)));
 	EXPECT_EQ(0, memcmp(j.rank, got.rank, 3 * sizeof(j.rank[0])));
+	EXPECT_EQ(0x7, got.mask);	/* one level: the box sums every rank */
+	EXPECT_EQ(0, got.up.ip);
 	EXPECT_GT(1000, info.idle_ms);
 	EXPECT_EQ(0, info.expired);
 	/* A new registration is the generation the add opened. */
@@ -102,7 +104,7 @@ static int count_cb(__u32 id, const struct esa_job *j,
 }
 
 /* 100 jobs of 64 workers take several dump messages: none is lost. */
-TEST_F_TIMEOUT(nl, dump_spans_messages, 120)
+TEST_F_TIMEOUT(nl, dump_spans_messages, K_TIMEOUT)
 {
 	struct esa_job j = t_job(ESA_MAX_WORKERS, T_PS_A, 0, 0);
 	__u32 ids[128] = {};
@@ -135,7 +137,7 @@ static int race_cb(__u32 id, const struct esa_job *j,
  * A change between the parts of a dump is flagged (NLM_F_DUMP_INTR), and
  * the library says so (-EINTR) instead of returning a list that never was.
  */
-TEST_F_TIMEOUT(nl, dump_interrupted_by_a_change, 120)
+TEST_F_TIMEOUT(nl, dump_interrupted_by_a_change, K_TIMEOUT)
 {
 	struct esa_job j = t_job(ESA_MAX_WORKERS, T_PS_A, 0, 0);
 	struct race r = {};
@@ -153,7 +155,7 @@ TEST_F_TIMEOUT(nl, dump_interrupted_by_a_change, 120)
 	esa_nl_close(r.other);
 }
 
-TEST_F_TIMEOUT(nl, dump_takes_no_attributes, 120)
+TEST_F_TIMEOUT(nl, dump_takes_no_attributes, K_TIMEOUT)
 {
 	struct esa_job j = t_job(2, T_PS_A, 0, 0);
 	struct k_attrs m = {};
@@ -165,7 +167,7 @@ TEST_F_TIMEOUT(nl, dump_takes_no_attributes, 120)
 	EXPECT_EQ(0, esa_nl_raw_dump(self->nl, ESA_CMD_JOB_GET, NULL, 0));
 }
 
-TEST_F_TIMEOUT(nl, add_existing_id, 120)
+TEST_F_TIMEOUT(nl, add_existing_id, K_TIMEOUT)
 {
 	struct esa_job j = t_job(2, T_PS_A, 0, 0);
 
@@ -174,7 +176,7 @@ TEST_F_TIMEOUT(nl, add_existing_id, 120)
 }
 
 /* Delete bumps the generation, and so does the next add of the id. */
-TEST_F_TIMEOUT(nl, id_reuse_new_generation, 120)
+TEST_F_TIMEOUT(nl, id_reuse_new_generation, K_TIMEOUT)
 {
 	struct esa_job j = t_job(2, T_PS_A, 0, 0), got;
 	struct esa_nl_job_info info;
@@ -192,7 +194,7 @@ TEST_F_TIMEOUT(nl, id_reuse_new_generation, 120)
 }
 
 /* The registration stays when the lease runs out and when set changes. */
-TEST_F_TIMEOUT(nl, reg_survives_expiry_and_set, 120)
+TEST_F_TIMEOUT(nl, reg_survives_expiry_and_set, K_TIMEOUT)
 {
 	struct esa_job j = t_job(2, T_PS_A, 0, 0), got;
 	struct esa_nl_job_info info;
@@ -217,7 +219,7 @@ TEST_F_TIMEOUT(nl, reg_survives_expiry_and_set, 120)
 	esa_nl_close(mon);
 }
 
-TEST_F_TIMEOUT(nl, unknown_job, 120)
+TEST_F_TIMEOUT(nl, unknown_job, K_TIMEOUT)
 {
 	struct esa_nl_counters t, c;
 	struct esa_job got;
@@ -234,7 +236,7 @@ TEST_F_TIMEOUT(nl, unknown_job, 120)
 	EXPECT_EQ(0, c.adds + t.adds);
 }
 
-TEST_F_TIMEOUT(nl, id_out_of_range, 120)
+TEST_F_TIMEOUT(nl, id_out_of_range, K_TIMEOUT)
 {
 	struct esa_job j = t_job(2, T_PS_A, 0, 0), got;
 	struct esa_nl_counters t, c;
@@ -251,7 +253,7 @@ TEST_F_TIMEOUT(nl, id_out_of_range, 120)
 	ASSERT_EQ(0, esa_nl_job_del(self->nl, 255));
 }
 
-TEST_F_TIMEOUT(nl, missing_attributes, 120)
+TEST_F_TIMEOUT(nl, missing_attributes, K_TIMEOUT)
 {
 	struct k_attrs m;
 
@@ -300,7 +302,7 @@ TEST_F_TIMEOUT(nl, missing_attributes, 120)
 		     esa_nl_raw(self->nl, ESA_CMD_JOB_DEL, NULL, 0));
 }
 
-TEST_F_TIMEOUT(nl, malformed_attributes, 120)
+TEST_F_TIMEOUT(nl, malformed_attributes, K_TIMEOUT)
 {
 	struct k_attrs m;
 	__u16 id16 = ID;
@@ -355,10 +357,12 @@ TEST_F_TIMEOUT(nl, malformed_attributes, 120)
 	{
 		struct esa_job j = t_job(2, T_PS_A, 0, 0);
 
-		j.rank[1].ip = 0;
+		m.len = 0;
+		k_u32(&m, ESA_JOB_A_ID, ID);
+		k_addr(&m, ESA_JOB_A_WORKERS, "0.0.0.0", 0);
+		k_addr(&m, ESA_JOB_A_PS, T_PS_A, T_PS_PORT);
 		ASSERT_NLERR(-EINVAL, "address 0.0.0.0 is not allowed",
-			     esa_nl_job_add(self->nl, ID, &j));
-		j = t_job(2, T_PS_A, 0, 0);
+			     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
 		j.rank[1] = j.rank[0];
 		ASSERT_NLERR(-EINVAL, "two ranks with one address and port",
 			     esa_nl_job_add(self->nl, ID, &j));
@@ -371,7 +375,7 @@ TEST_F_TIMEOUT(nl, malformed_attributes, 120)
 	ASSERT_EQ(-ENOENT, esa_nl_job_get(self->nl, ID, &(struct esa_job){}, NULL));
 }
 
-TEST_F_TIMEOUT(nl, out_of_range_values, 120)
+TEST_F_TIMEOUT(nl, out_of_range_values, K_TIMEOUT)
 {
 	struct esa_job j = t_job(2, T_PS_A, 0, 0);
 	struct k_attrs m;
@@ -409,8 +413,266 @@ TEST_F_TIMEOUT(nl, out_of_range_values, 120)
 	ASSERT_EQ(0, esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
 }
 
+/* ------------------------------------------------------------------ */
+/* Two levels                                                          */
+/* ------------------------------------------------------------------ */
+
+/* A leaf: ranks 0 and 2 of 4 here, 1 and 3 under another leaf. */
+static struct esa_job leaf_job(void)
+{
+	struct esa_job j = t_job(4, T_PS_A, 2, 0);
+
+	j.rank[1] = (struct esa_addr){};
+	j.rank[3] = (struct esa_addr){};
+	j.up = (struct esa_addr){ t_ip("10.255.0.1"), htons(ESA_DEFAULT_PORT) };
+	return j;
+}
+
+/* A spine: a worker at rank 0, leaves of ranks 1-2 and 3-5. */
+static struct esa_job spine_job(void)
+{
+	struct esa_job j = t_job(1, T_PS_A, 2, 0);
+
+	j.nworkers = 6;
+	j.rank[1] = (struct esa_addr){ t_ip("10.254.1.1"), htons(ESA_DEFAULT_PORT) };
+	j.set[1] = 0x6;
+	j.rank[3] = (struct esa_addr){ t_ip("10.254.2.1"), 0 };
+	j.set[3] = 0x38;
+	return j;
+}
+
+static void expect_same_members(struct __test_metadata *_metadata,
+				const struct esa_job *want,
+				const struct esa_job *got)
+{
+	EXPECT_EQ(want->nworkers, got->nworkers);
+	EXPECT_EQ(0, memcmp(want->rank, got->rank, sizeof(want->rank)));
+	EXPECT_EQ(0, memcmp(want->set, got->set, sizeof(want->set)));
+	EXPECT_EQ(0, memcmp(&want->up, &got->up, sizeof(want->up)));
+}
+
+struct two_found {
+	struct esa_job leaf, spine;
+	int n;
+};
+
+static int two_cb(__u32 id, const struct esa_job *j,
+		  const struct esa_nl_job_info *info, void *arg)
+{
+	struct two_found *f = arg;
+
+	if (id == ID)
+		f->leaf = *j;
+	else if (id == ID2)
+		f->spine = *j;
+	f->n++;
+	return 0;
+}
+
+static int two_event_cb(const struct esa_nl_event *ev, void *arg)
+{
+	struct two_found *f = arg;
+
+	if (ev->cmd == ESA_CMD_JOB_ADDED && ev->id == ID2) {
+		f->spine = *ev->job;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * A leaf (its ranks here, the others' not, its spine) and a spine (a
+ * worker and two leaves with their ranks) registered, read back, dumped
+ * and announced as they were given, with the ranks each box sums.
+ */
+TEST_F_TIMEOUT(nl, two_levels_add_get_dump, K_TIMEOUT)
+{
+	struct esa_job leaf = leaf_job(), spine = spine_job(), got;
+	struct two_found f = {}, ev = {};
+	struct esa_nl *mon;
+
+	ASSERT_EQ(0, esa_nl_open(&mon));
+	ASSERT_EQ(0, esa_nl_join_events(mon));
+	ASSERT_EQ(0, esa_nl_job_add(self->nl, ID, &leaf));
+	ASSERT_EQ(0, esa_nl_job_add(self->nl, ID2, &spine));
+
+	ASSERT_EQ(0, esa_nl_job_get(self->nl, ID, &got, NULL));
+	expect_same_members(_metadata, &leaf, &got);
+	EXPECT_EQ(0x5, got.mask);
+	ASSERT_EQ(0, esa_nl_job_get(self->nl, ID2, &got, NULL));
+	expect_same_members(_metadata, &spine, &got);
+	EXPECT_EQ(0x3f, got.mask);
+	EXPECT_EQ(0, got.up.ip);
+
+	ASSERT_EQ(0, esa_nl_job_dump(self->nl, two_cb, &f));
+	EXPECT_EQ(2, f.n);
+	expect_same_members(_metadata, &leaf, &f.leaf);
+	expect_same_members(_metadata, &spine, &f.spine);
+	EXPECT_EQ(0x3f, f.spine.mask);
+
+	esa_nl_set_timeout(mon, 2000);
+	ASSERT_EQ(1, esa_nl_monitor(mon, two_event_cb, &ev));
+	expect_same_members(_metadata, &spine, &ev.spine);
+	EXPECT_EQ(0x3f, ev.spine.mask);
+
+	/* A job of the ranks "ranks" names, more than its members do. */
+	ASSERT_EQ(0, esa_nl_job_del(self->nl, ID));
+	leaf.nworkers = 9;
+	ASSERT_EQ(0, esa_nl_job_add(self->nl, ID, &leaf));
+	ASSERT_EQ(0, esa_nl_job_get(self->nl, ID, &got, NULL));
+	EXPECT_EQ(9, got.nworkers);
+	EXPECT_EQ(0x5, got.mask);
+	esa_nl_close(mon);
+}
+
+/* A leaf nest: address (NULL: none), port, ranks (0: none). */
+static void k_leaf(struct k_attrs *m, const char *ip, __u16 port, __u64 set)
+{
+	size_t n = k_nest(m, ESA_JOB_A_LEAVES);
+	__be32 a = ip ? t_ip(ip) : 0;
+	__be16 p = htons(port);
+
+	if (ip)
+		k_put(m, ESA_LEAF_A_IPV4, &a, 4);
+	if (port)
+		k_put(m, ESA_LEAF_A_PORT, &p, 2);
+	if (set)
+		k_put(m, ESA_LEAF_A_RANKS, &set, 8);
+	k_end(m, n);
+}
+
+/* An ADD of ID with the PS and nothing else yet. */
+static void k_two(struct k_attrs *m)
+{
+	m->len = 0;
+	k_u32(m, ESA_JOB_A_ID, ID);
+	k_addr(m, ESA_JOB_A_PS, T_PS_A, T_PS_PORT);
+}
+
+/* Every way two levels can be wrong, each with its errno and message. */
+TEST_F_TIMEOUT(nl, two_levels_bad_input, K_TIMEOUT)
+{
+	struct esa_job j;
+	struct k_attrs m;
+	__u8 n;
+
+	/* Ranks not here, and no upstream to sum them at. */
+	j = leaf_job();
+	j.up = (struct esa_addr){};
+	ASSERT_NLERR(-EINVAL, "ranks not under this box need an upstream (ESA_JOB_A_UPSTREAM)",
+		     esa_nl_job_add(self->nl, ID, &j));
+	j = spine_job();
+	j.nworkers = 7;
+	ASSERT_NLERR(-EINVAL, "ranks not under this box need an upstream (ESA_JOB_A_UPSTREAM)",
+		     esa_nl_job_add(self->nl, ID, &j));
+	/* An upstream without a port; without an address. */
+	j = leaf_job();
+	j.up.port = 0;
+	ASSERT_NLERR(-EINVAL, "the upstream needs a port",
+		     esa_nl_job_add(self->nl, ID, &j));
+	k_two(&m);
+	k_addr(&m, ESA_JOB_A_WORKERS, "10.0.0.11", 0);
+	k_addr(&m, ESA_JOB_A_UPSTREAM, NULL, ESA_DEFAULT_PORT);
+	ASSERT_NLERR(-EINVAL, "missing attribute ESA_ADDR_A_IPV4",
+		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
+
+	/* Leaves: no ranks, no address, address 0, ranks 0. */
+	k_two(&m);
+	k_leaf(&m, "10.254.1.1", 0, 0);
+	ASSERT_NLERR(-EINVAL, "missing attribute ESA_LEAF_A_RANKS",
+		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
+	k_two(&m);
+	k_leaf(&m, NULL, 0, 0x3);
+	ASSERT_NLERR(-EINVAL, "missing attribute ESA_LEAF_A_IPV4",
+		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
+	k_two(&m);
+	k_leaf(&m, "0.0.0.0", 0, 0x3);
+	ASSERT_NLERR(-EINVAL, "address 0.0.0.0 is not allowed",
+		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
+	{
+		__u64 zero = 0;
+		size_t at;
+
+		k_two(&m);
+		at = k_nest(&m, ESA_JOB_A_LEAVES);
+		k_u32(&m, ESA_LEAF_A_IPV4, t_ip("10.254.1.1"));
+		k_put(&m, ESA_LEAF_A_RANKS, &zero, 8);
+		k_end(&m, at);
+		ASSERT_NLERR(-EINVAL, "a leaf needs ranks",
+			     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
+	}
+
+	/* Ranks under two members: two leaves; a leaf and a worker. */
+	j = spine_job();
+	j.set[3] = 0x3c;
+	ASSERT_NLERR(-EINVAL, "ranks under two members",
+		     esa_nl_job_add(self->nl, ID, &j));
+	k_two(&m);
+	k_addr(&m, ESA_JOB_A_WORKERS, "10.0.0.11", 0);
+	k_addr(&m, ESA_JOB_A_WORKERS, "10.0.0.12", 0);
+	k_leaf(&m, "10.254.1.1", 0, 0x6);
+	ASSERT_NLERR(-EINVAL, "ranks under two members",
+		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
+	/* Two leaves, or a leaf and a worker, at one address and port. */
+	j = spine_job();
+	j.rank[3] = j.rank[1];
+	ASSERT_NLERR(-EINVAL, "two members with one address and port",
+		     esa_nl_job_add(self->nl, ID, &j));
+	j = spine_job();
+	j.rank[1] = j.rank[0];
+	ASSERT_NLERR(-EINVAL, "two members with one address and port",
+		     esa_nl_job_add(self->nl, ID, &j));
+
+	/* The job's ranks: fewer than its members name, 0, 65. */
+	k_two(&m);
+	k_leaf(&m, "10.254.1.1", 0, 0xf0);
+	n = 4;
+	k_put(&m, ESA_JOB_A_RANKS, &n, 1);
+	ASSERT_NLERR(-ERANGE, "fewer ranks than the workers and leaves name",
+		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
+	k_add_attrs(&m, ID, 1);
+	n = 0;
+	k_put(&m, ESA_JOB_A_RANKS, &n, 1);
+	ASSERT_NLERR(-ERANGE, "integer out of range",
+		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
+	k_add_attrs(&m, ID, 1);
+	n = ESA_MAX_WORKERS + 1;
+	k_put(&m, ESA_JOB_A_RANKS, &n, 1);
+	ASSERT_NLERR(-ERANGE, "integer out of range",
+		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
+
+	/* No member here at all: only ranks elsewhere. */
+	k_two(&m);
+	k_nest(&m, ESA_JOB_A_WORKERS);
+	k_addr(&m, ESA_JOB_A_UPSTREAM, "10.255.0.1", ESA_DEFAULT_PORT);
+	ASSERT_NLERR(-EINVAL, "a job needs a worker or a leaf here",
+		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
+	/* A mask is the module's to say. */
+	k_add_attrs(&m, ID, 1);
+	{
+		__u64 mask = 1;
+
+		k_put(&m, ESA_JOB_A_MASK, &mask, 8);
+	}
+	ASSERT_NLERR(-EINVAL, "Unsupported attribute",
+		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
+
+	/* None of it registered anything; and the levels cannot be set. */
+	ASSERT_EQ(-ENOENT, esa_nl_job_get(self->nl, ID, &(struct esa_job){}, NULL));
+	j = leaf_job();
+	ASSERT_EQ(0, esa_nl_job_add(self->nl, ID, &j));
+	m.len = 0;
+	k_u32(&m, ESA_JOB_A_ID, ID);
+	n = 1;
+	k_put(&m, ESA_JOB_A_MAX_PRIO, &n, 1);
+	k_addr(&m, ESA_JOB_A_UPSTREAM, "10.255.0.2", ESA_DEFAULT_PORT);
+	ASSERT_NLERR(-EOPNOTSUPP,
+		     "only the maximum priority can change: delete and add the job",
+		     esa_nl_raw(self->nl, ESA_CMD_JOB_SET, m.buf, m.len));
+}
+
 /* The priority changes, and says so; nothing else may change. */
-TEST_F_TIMEOUT(nl, set_prio, 120)
+TEST_F_TIMEOUT(nl, set_prio, K_TIMEOUT)
 {
 	struct esa_job j = t_job(2, T_PS_A, 3, 0), got;
 	const struct k_event *ev;
@@ -448,7 +710,7 @@ TEST_F_TIMEOUT(nl, set_prio, 120)
 	esa_nl_close(mon);
 }
 
-TEST_F_TIMEOUT(nl, counters, 120)
+TEST_F_TIMEOUT(nl, counters, K_TIMEOUT)
 {
 	struct esa_nl_counters t0, t1, c0, c1;
 	struct esa_job j = t_job(2, T_PS_A, 0, 0);
@@ -470,7 +732,7 @@ TEST_F_TIMEOUT(nl, counters, 120)
 }
 
 /* Every event of a job, in the order things happened to it. */
-TEST_F_TIMEOUT(nl, events, 120)
+TEST_F_TIMEOUT(nl, events, K_TIMEOUT)
 {
 	struct esa_job j = t_job(3, T_PS_A, 0, 0), got;
 	struct esa_nl_job_info info;
@@ -500,7 +762,7 @@ TEST_F_TIMEOUT(nl, events, 120)
 }
 
 /* A silent job expires on time, once, and stays registered. */
-TEST_F_TIMEOUT(nl, lease_expiry, 120)
+TEST_F_TIMEOUT(nl, lease_expiry, K_TIMEOUT)
 {
 	struct esa_job j = t_job(2, T_PS_A, 0, 0), got;
 	struct esa_nl_counters t0, c0, t1, c1;
@@ -582,7 +844,7 @@ static int ct_root(void *arg)
 	return bad;
 }
 
-TEST_F_TIMEOUT(nl, container_root, 120)
+TEST_F_TIMEOUT(nl, container_root, K_TIMEOUT)
 {
 	struct esa_job j = t_job(2, T_PS_A, 0, 0);
 	pid_t pid;
@@ -597,7 +859,7 @@ TEST_F_TIMEOUT(nl, container_root, 120)
 }
 
 /* Everything needs CAP_NET_ADMIN, joining the events group too. */
-TEST_F_TIMEOUT(nl, no_net_admin, 120)
+TEST_F_TIMEOUT(nl, no_net_admin, K_TIMEOUT)
 {
 	struct esa_job j = t_job(2, T_PS_A, 0, 0);
 	pid_t pid;
@@ -733,7 +995,7 @@ static long long cg_drains_below(const char *cg, long long limit)
  * container that adds them, and its limit stops it with ENOMEM (not an OOM
  * kill).  When the container's namespaces go, so does the charge.
  */
-TEST_F_TIMEOUT(nl, container_memory, 300)
+TEST_F_TIMEOUT(nl, container_memory, K_TIMEOUT)
 {
 	struct ct_mem_result *r;
 	long long after;
@@ -789,7 +1051,7 @@ TEST_F_TIMEOUT(nl, container_memory, 300)
 }
 
 /* Each network namespace has its own registry (this test's and a child's). */
-TEST_F_TIMEOUT(nl, per_namespace, 120)
+TEST_F_TIMEOUT(nl, per_namespace, K_TIMEOUT)
 {
 	struct esa_job j = t_job(2, T_PS_A, 0, 0);
 	pid_t pid;
@@ -845,7 +1107,7 @@ static int teardown_child(void *arg)
 	return 0;		/* exit: sockets closed, namespace freed */
 }
 
-TEST_F_TIMEOUT(nl, namespace_teardown, 300)
+TEST_F_TIMEOUT(nl, namespace_teardown, K_TIMEOUT)
 {
 	long long v[2], after;
 	struct ct_pipes p;

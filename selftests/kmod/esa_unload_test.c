@@ -47,7 +47,7 @@ FIXTURE_TEARDOWN(slow)
 {
 }
 
-TEST_F_TIMEOUT(slow, refused_while_a_program_uses_the_kfuncs, 300)
+TEST_F_TIMEOUT(slow, refused_while_a_program_uses_the_kfuncs, K_TIMEOUT)
 {
 	char err[ESA_ERR_LEN] = "";
 	struct esa_opts o;
@@ -71,7 +71,7 @@ TEST_F_TIMEOUT(slow, refused_while_a_program_uses_the_kfuncs, 300)
 	ASSERT_EQ(0, k_insmod(""));
 }
 
-TEST_F_TIMEOUT(slow, clean_with_jobs_registered, 300)
+TEST_F_TIMEOUT(slow, clean_with_jobs_registered, K_TIMEOUT)
 {
 	struct esa_job j = t_job(ESA_MAX_WORKERS, T_PS_A, 0, 0);
 	int up[2], down[2], status;
@@ -133,7 +133,7 @@ TEST_F_TIMEOUT(slow, clean_with_jobs_registered, 300)
 	esa_nl_close(nl);
 }
 
-TEST_F_TIMEOUT(slow, module_parameters, 300)
+TEST_F_TIMEOUT(slow, module_parameters, K_TIMEOUT)
 {
 	struct esa_job j = t_job(2, T_PS_A, 0, 0);
 	struct esa_nl *nl;
@@ -179,7 +179,7 @@ static int in_flight_cb(__u32 id, const struct esa_job *j,
  * a monitor is joined (it does not): refused with EAGAIN, then, the dump
  * done, clean; the monitor hears nothing more and its socket stays usable.
  */
-TEST_F_TIMEOUT(slow, rmmod_with_a_monitor_and_a_dump_in_flight, 300)
+TEST_F_TIMEOUT(slow, rmmod_with_a_monitor_and_a_dump_in_flight, K_TIMEOUT)
 {
 	struct esa_job j = t_job(ESA_MAX_WORKERS, T_PS_A, 0, 0);
 	int rc, big = 4 << 20;
@@ -277,7 +277,7 @@ static long long netns_cost(int n)
  * and the caller's memory cgroup pays: with max_jobs 65536 a registry is
  * about 3 MiB, which a namespace that never uses esa must not cost.
  */
-TEST_F_TIMEOUT(slow, registry_allocated_on_first_use, 300)
+TEST_F_TIMEOUT(slow, registry_allocated_on_first_use, K_TIMEOUT)
 {
 	struct esa_job j = t_job(2, T_PS_A, 0, 0);
 	long long small, large, before, after;
@@ -316,7 +316,7 @@ TEST_F_TIMEOUT(slow, registry_allocated_on_first_use, 300)
 }
 
 /* A module without BTF would leave the data path on the maps: refused. */
-TEST_F_TIMEOUT(slow, refused_without_btf, 300)
+TEST_F_TIMEOUT(slow, refused_without_btf, K_TIMEOUT)
 {
 	const char *ko = getenv("ESA_KO_NOBTF");
 	int fd, err;

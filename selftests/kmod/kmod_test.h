@@ -33,6 +33,14 @@
 #include "esa_nl.h"
 
 /*
+ * The harness's limit for each test: a hang, not a slow kernel.  On
+ * Debian's kernels under emulation a test takes seconds; on the debug
+ * kernels (KASAN or KCSAN, lockdep, under emulation: make vmtest-debug)
+ * up to ten times as long, and the stress runs a minute there.
+ */
+#define K_TIMEOUT	1200
+
+/*
  * Skip from a fixture's setup.  The harness of Debian's 6.1 sources would
  * run the test after SKIP(return, ...) there; jumping out skips it.
  */

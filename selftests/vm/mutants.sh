@@ -21,9 +21,11 @@ mutants=(
 	"nochanged	6.12	set_prio|nl.events|esactl monitor	no event for a priority change"
 	"noconsistent	6.12	dump_interrupted_by_a_change	dumps without NLM_F_DUMP_INTR"
 	"dumpattrs	6.12	dump_takes_no_attributes	a dump's attributes ignored"
-	"nobind		6.12	program_serves_one_namespace	a program serving every namespace"
+	"nobind		6.12	program_serves_one_namespace|programs_sharing_maps	a program serving every namespace"
+	"bindbss	6.12	programs_sharing_maps	the binding in the program's memory, not with the slot maps"
 	"nofloor	6.12	out_of_range_values|lease 99|lease of 50 ms	no lease floor"
-	"usedgen	6.12	esa_kmod_stress	used_gen written outside the job's lock"
+	"usedgen	6.12	admission_racing_a_delete|esa_kmod_stress	used_gen written outside the job's lock"
+	"onelevel	6.12	two_levels|leaf_sends|spine_admits|a leaf of two|a spine of two|spine's job-add	two levels not checked by the kfunc"
 	"dkms		6.1	DKMS builds	DKMS needing the running kernel's vmlinux"
 )
 
@@ -69,10 +71,50 @@ s = s.replace("""		     esa_lease_over(j->lease_ms, last, now) ||
 open(p, 'w').write(s)
 EOF
 		grep -q 'WRITE_ONCE(j->used_gen, \*gen)' "$d/kmod/registry.h" ;;
+	onelevel)
+		# Admission as before two levels: no leaf's ranks, no upstream.
+		sed -i 's/^\tret = esa_kf_member(j, rank, (u8)(key >> 40), bitmap, saddr,$/\tret = esa_kf_member(j, rank, ESA_F_LEAF * !!j->set[rank], cpu_to_be64(j->set[rank]), saddr,/' \
+			"$d/kmod/kfunc.c"
+		sed -i 's/^\tji->up = j->up;$/\tji->mask = 0;/' "$d/kmod/kfunc.c" ;;
+	bindbss)
+		# The data plane's binding in its own .bss (the code before).
+		python3 - "$d/bpf/esa_kfunc.bpf.h" <<'EOF2'
+import re, sys
+p = sys.argv[1]
+s = open(p).read()
+s = re.sub(r"struct \{\n\t__uint\(type, BPF_MAP_TYPE_ARRAY\);\n\t__uint\(max_entries, 1\);\n"
+           r"\t__type\(key, __u32\);\n\t__type\(value, struct esa_kf_bind\);\n\} esa_kf_ns SEC\(\"\.maps\"\);",
+           "struct esa_kf_bind esa_kf_ns;", s)
+s = s.replace("""	__u32 k = 0;
+	struct esa_kf_bind *b = bpf_map_lookup_elem(&esa_kf_ns, &k);
+
+	return b ? bpf_esa_bind(ctx, b) : -1;""", "	return bpf_esa_bind(ctx, &esa_kf_ns);")
+open(p, 'w').write(s)
+EOF2
+		grep -q '^struct esa_kf_bind esa_kf_ns;' "$d/bpf/esa_kfunc.bpf.h" ;;
 	dkms)
 		sed -i 's/^elif \[ -r "\$image" \]; then/elif false; then/' "$d/kmod/build.sh" ;;
 	esac
 }
+
+# The kfunc variant of the data plane from the sources in $1 (bindbss).
+bpf_object() {
+	local d=$1
+	clang -O2 -g -Wall -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 \
+		-I/usr/include/"$(gcc -dumpmachine)" -I"$d/bpf" -I"$d/include" \
+		-I"$d/include/uapi" -Iuser/common -Ibuild -DESA_KFUNC \
+		-c "$d/bpf/esa.bpf.c" -o "$d/esa_kfunc.bpf.o"
+}
+
+# The DKMS build uses the tree's kmod/build.sh: the mutant's is put there
+# for the run, and the tree's back however the run ends.
+restore_build_sh() {
+	if [ -e "$out/build.sh.orig" ]; then
+		cp "$out/build.sh.orig" kmod/build.sh && rm -f "$out/build.sh.orig"
+	fi
+}
+trap restore_build_sh EXIT
+trap 'exit 130' INT TERM HUP
 
 caught=0 missed=0
 for m in "${mutants[@]}"; do
@@ -80,10 +122,10 @@ for m in "${mutants[@]}"; do
 	[ $# = 0 ] || [[ " $* " == *" $name "* ]] || continue
 	d=$top/$out/$name
 	rm -rf "$d" && mkdir -p "$d"
-	cp -a Kbuild kmod include "$d/"
-	before=$(cat "$d"/kmod/*.[ch] "$d/kmod/build.sh" | md5sum)
+	cp -a Kbuild kmod include bpf "$d/"
+	before=$(cat "$d"/kmod/*.[ch] "$d/kmod/build.sh" "$d"/bpf/*.h | md5sum)
 	mutate "$name" "$d"
-	if [ "$(cat "$d"/kmod/*.[ch] "$d/kmod/build.sh" | md5sum)" = "$before" ]; then
+	if [ "$(cat "$d"/kmod/*.[ch] "$d/kmod/build.sh" "$d"/bpf/*.h | md5sum)" = "$before" ]; then
 		echo "mutant $name: could not be made (the code moved): fix mutants.sh"
 		missed=$((missed + 1))
 		continue
@@ -91,11 +133,15 @@ for m in "${mutants[@]}"; do
 	for s in $series; do
 		log=$out/$name-$s.log
 		if [ "$name" = dkms ]; then
-			# The DKMS build uses the tree's build.sh: mutate a copy.
 			cp kmod/build.sh "$out/build.sh.orig"
 			cp "$d/kmod/build.sh" kmod/build.sh
 			selftests/vm/vmtest.sh -b "$s" > "$log" 2>&1
-			cp "$out/build.sh.orig" kmod/build.sh
+			restore_build_sh
+		elif [ "$name" = bindbss ]; then
+			# The module is today's; the data plane is the mutant.
+			bpf_object "$d" > "$log" 2>&1 &&
+			ESA_VM_KFUNC_OBJECT=$d/esa_kfunc.bpf.o \
+				selftests/vm/vmtest.sh "$s" >> "$log" 2>&1
 		else
 			ESA_VM_KMOD_SRC=$d selftests/vm/vmtest.sh "$s" > "$log" 2>&1
 		fi

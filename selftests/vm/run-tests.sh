@@ -133,6 +133,24 @@ if [ -x "$bin/esactl" ]; then
 		       '$bin/esactl' -d $pin job add 6 ps 10.9.0.2:9000 workers 10.9.0.3 region auto 16 &&
 		       '$bin/esactl' -d $pin job show 6 | grep -q 'region 16+16' &&
 		       '$bin/esactl' -d $pin job flush"
+	# Two levels in esa.ko: a leaf (a rank elsewhere, its spine), a spine.
+	t "esactl job add: a leaf of two levels, registered in esa.ko" \
+		sh -c "'$bin/esactl' -d $pin job add 10 ps 10.9.0.2:9000 workers 10.9.0.3:5000 - \
+		       upstream 10.9.0.5 &&
+		       '$bin/esactl' -d $pin job show 10 > /tmp/o; cat /tmp/o
+		       grep -q 'workers 2 .*upstream 10.9.0.5:7680' /tmp/o &&
+		       grep -q 'rank 0 10.9.0.3:5000' /tmp/o && ! grep -q 'rank 1' /tmp/o &&
+		       '$bin/esactl' -d $pin job delete 10"
+	t "esactl job add: a spine of two leaves, registered in esa.ko" \
+		sh -c "'$bin/esactl' -d $pin job add 11 ps 10.9.0.2:9000 leaves 10.9.0.6=0-1 10.9.0.7=2-3 &&
+		       '$bin/esactl' -d $pin job show 11 > /tmp/o; cat /tmp/o
+		       grep -q 'workers 4 ' /tmp/o &&
+		       grep -q 'rank 0 10.9.0.6:7680 leaf of ranks 0-1' /tmp/o &&
+		       grep -q 'rank 2 10.9.0.7:7680 leaf of ranks 2-3' /tmp/o &&
+		       '$bin/esactl' -d $pin job delete 11"
+	t "esactl job add: overlapping leaves, refused with one line" \
+		sh -c "! '$bin/esactl' -d $pin job add 12 ps 10.9.0.2:9000 leaves 10.9.0.6=0-1 10.9.0.7=1-3 2>/tmp/e;
+		       cat /tmp/e; [ \$(wc -l < /tmp/e) = 1 ] && grep -q 'overlap' /tmp/e"
 	t "esactl prog unload" esactl prog unload
 	t "no program: esactl job add goes to esa.ko, refused with its extack" \
 		sh -c "! '$bin/esactl' -d $pin job add 4000 ps 10.9.0.2:9000 workers 10.9.0.3 2>/tmp/e;
@@ -143,7 +161,9 @@ fi
 
 # The kernel's own netlink tool, on the spec: add, get, dump, monitor.
 echo "# $(cut -d' ' -f1 /proc/uptime)s: ynl"
-if [ -n "${ESA_YNL:-}" ] && [ -x /usr/bin/python3 ]; then
+if [ -n "${ESA_YNL:-}" ] && ! [ -x /usr/bin/python3 ]; then
+	t "ynl: the kernel's netlink CLI given (ESA_YNL), and python3 to run it" false
+elif [ -n "${ESA_YNL:-}" ]; then
 	cat > /tmp/ynl <<EOF
 #!/bin/sh
 PYTHONPATH=/usr/lib/python3/dist-packages exec /usr/bin/python3 -s "$ESA_YNL" \\
@@ -177,8 +197,17 @@ EOF
 		     \"ps\": {\"ipv4\": 168361986, \"port\": 9000}, \"lease-ms\": 50}" > /tmp/y
 		cat /tmp/y; grep -q "lease shorter than 100 ms (0: never)" /tmp/y'
 	t "ynl: job-del" /tmp/ynl --do job-del --json '{"id": 5}'
+	# Two levels: a spine of two leaves (ranks 0-1 and 2-3).
+	t "ynl: a spine's job-add with leaves; job-get has their ranks and the mask" sh -c '
+		/tmp/ynl --do job-add --json "{\"id\": 8, \"ps\": {\"ipv4\": 168361986, \"port\": 9000},
+		     \"leaves\": [{\"ipv4\": 168361987, \"port\": 7680, \"ranks\": 3},
+				  {\"ipv4\": 168361988, \"ranks\": 12}]}" || exit 1
+		/tmp/ynl --do job-get --json "{\"id\": 8}" > /tmp/y; cat /tmp/y
+		grep -q "\"leaves\": \[{\"ipv4\": \"10.9.0.3\", \"port\": 7680, \"ranks\": 3}, {\"ipv4\": \"10.9.0.4\", \"port\": 0, \"ranks\": 12}\]" /tmp/y &&
+		grep -q "\"mask\": 15" /tmp/y && grep -q "\"ranks\": 4" /tmp/y &&
+		/tmp/ynl --do job-del --json "{\"id\": 8}"'
 else
-	result skip "ynl: the kernel's netlink CLI on kmod/esa.yaml" "no python3 or ynl in this VM"
+	result skip "ynl: the kernel's netlink CLI on kmod/esa.yaml" "ESA_YNL not given"
 fi
 
 kselftest esa_kmod_stress

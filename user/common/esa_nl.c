@@ -37,6 +37,7 @@ struct esa_nl {
 	bool	joined;
 	char	err[256];
 	bool	has_err;
+	const struct esa_msg *req;	/* the request being answered */
 	char	buf[ESA_NL_BUF];
 };
 
@@ -196,6 +197,11 @@ static const char *const esa_job_attr_names[] = {
 	[ESA_JOB_A_COUNTERS]	= "ESA_JOB_A_COUNTERS",
 	[ESA_JOB_A_TOTALS]	= "ESA_JOB_A_TOTALS",
 	[ESA_JOB_A_REG]		= "ESA_JOB_A_REG",
+	[ESA_JOB_A_PAD]		= "ESA_JOB_A_PAD",
+	[ESA_JOB_A_UPSTREAM]	= "ESA_JOB_A_UPSTREAM",
+	[ESA_JOB_A_LEAVES]	= "ESA_JOB_A_LEAVES",
+	[ESA_JOB_A_MASK]	= "ESA_JOB_A_MASK",
+	[ESA_JOB_A_RANKS]	= "ESA_JOB_A_RANKS",
 };
 
 static const char *const esa_addr_attr_names[] = {
@@ -203,13 +209,38 @@ static const char *const esa_addr_attr_names[] = {
 	[ESA_ADDR_A_PORT]	= "ESA_ADDR_A_PORT",
 };
 
+static const char *const esa_leaf_attr_names[] = {
+	[ESA_LEAF_A_IPV4]	= "ESA_LEAF_A_IPV4",
+	[ESA_LEAF_A_PORT]	= "ESA_LEAF_A_PORT",
+	[ESA_LEAF_A_RANKS]	= "ESA_LEAF_A_RANKS",
+	[ESA_LEAF_A_PAD]	= "ESA_LEAF_A_PAD",
+};
+
 const char *esa_nl_attr_name(int type, int nested)
 {
+	if (nested == ESA_JOB_A_LEAVES)
+		return type > 0 && type <= ESA_LEAF_A_MAX ?
+		       esa_leaf_attr_names[type] : "unknown";
 	if (nested)
 		return type > 0 && type <= ESA_ADDR_A_MAX ?
 		       esa_addr_attr_names[type] : "unknown";
 	return type > 0 && type <= ESA_JOB_A_MAX ?
 	       esa_job_attr_names[type] : "unknown";
+}
+
+/*
+ * The type of the nest at offset off of the request (the kernel's
+ * NLMSGERR_ATTR_MISS_NEST): ESA_JOB_A_PS, ..., or -1 if unknown.
+ */
+static int esa_nl_nest_type(const struct esa_nl *nl, __u32 off)
+{
+	const struct nlattr *a;
+
+	if (!nl->req || off < NLMSG_HDRLEN + GENL_HDRLEN ||
+	    off + NLA_HDRLEN > nl->req->nlh.nlmsg_len)
+		return -1;
+	a = (const void *)(nl->req->buf + off);
+	return a->nla_type & NLA_TYPE_MASK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -239,9 +270,12 @@ static void esa_nl_extack(struct esa_nl *nl, const struct nlmsghdr *h)
 		nl->err[strcspn(nl->err, "\n")] = 0;
 		nl->has_err = true;
 	} else if (tb[NLMSGERR_ATTR_MISS_TYPE]) {
+		int nest = tb[NLMSGERR_ATTR_MISS_NEST] ?
+			   esa_nl_nest_type(nl, attr_u32(tb[NLMSGERR_ATTR_MISS_NEST])) : 0;
+
 		snprintf(nl->err, sizeof(nl->err), "missing attribute %s",
 			 esa_nl_attr_name(attr_u32(tb[NLMSGERR_ATTR_MISS_TYPE]),
-					  !!tb[NLMSGERR_ATTR_MISS_NEST]));
+					  nest));
 		nl->has_err = true;
 	}
 }
@@ -350,7 +384,12 @@ static int esa_nl_do(struct esa_nl *nl, struct esa_msg *m, esa_msg_cb cb,
 {
 	int err = esa_nl_send(nl, m);
 
-	return err ? err : esa_nl_recv(nl, m->nlh.nlmsg_seq, cb, arg);
+	if (err)
+		return err;
+	nl->req = m;
+	err = esa_nl_recv(nl, m->nlh.nlmsg_seq, cb, arg);
+	nl->req = NULL;
+	return err;
 }
 
 /* Family id and events group from the controller's answer. */
@@ -454,6 +493,41 @@ int esa_nl_set_timeout(struct esa_nl *nl, unsigned int ms)
 /* Jobs                                                                */
 /* ------------------------------------------------------------------ */
 
+/* A spine's member at rank r: a leaf, the ranks set under it. */
+static void msg_leaf(struct esa_msg *m, const struct esa_addr *a, __u64 set)
+{
+	struct nlattr *nest = msg_nest(m, ESA_JOB_A_LEAVES);
+
+	msg_put(m, ESA_LEAF_A_IPV4, &a->ip, sizeof(a->ip));
+	msg_put(m, ESA_LEAF_A_PORT, &a->port, sizeof(a->port));
+	msg_put(m, ESA_LEAF_A_RANKS, &set, sizeof(set));
+	msg_nest_end(m, nest);
+}
+
+/*
+ * The job's members: one ESA_JOB_A_WORKERS per rank, in rank order, empty
+ * where rank r has no worker here (two levels: under another leaf, or the
+ * lowest rank of a leaf, which goes in ESA_JOB_A_LEAVES); the job's ranks,
+ * and a leaf's upstream.
+ */
+static void msg_members(struct esa_msg *m, const struct esa_job *j)
+{
+	__u8 n = j->nworkers;
+
+	for (int r = 0; r < j->nworkers; r++) {
+		if (j->rank[r].ip && !j->set[r])
+			msg_addr(m, ESA_JOB_A_WORKERS, &j->rank[r]);
+		else
+			msg_nest_end(m, msg_nest(m, ESA_JOB_A_WORKERS));
+	}
+	for (int r = 0; r < j->nworkers; r++)
+		if (j->rank[r].ip && j->set[r])
+			msg_leaf(m, &j->rank[r], j->set[r]);
+	msg_put(m, ESA_JOB_A_RANKS, &n, 1);
+	if (j->up.ip)
+		msg_addr(m, ESA_JOB_A_UPSTREAM, &j->up);
+}
+
 int esa_nl_job_add(struct esa_nl *nl, __u32 id, const struct esa_job *j)
 {
 	struct esa_msg m;
@@ -462,9 +536,7 @@ int esa_nl_job_add(struct esa_nl *nl, __u32 id, const struct esa_job *j)
 		return -ERANGE;
 	msg_init(nl, &m, nl->family, 0, ESA_CMD_JOB_ADD);
 	msg_u32(&m, ESA_JOB_A_ID, id);
-	/* One ESA_JOB_A_WORKERS per rank, in rank order. */
-	for (int r = 0; r < j->nworkers; r++)
-		msg_addr(&m, ESA_JOB_A_WORKERS, &j->rank[r]);
+	msg_members(&m, j);
 	msg_addr(&m, ESA_JOB_A_PS, &j->ps);
 	msg_put(&m, ESA_JOB_A_MAX_PRIO, &j->max_prio, 1);
 	msg_u32(&m, ESA_JOB_A_LEASE_MS, j->lease_ms);
@@ -502,9 +574,28 @@ static void parse_addr(const struct nlattr *nest, struct esa_addr *a)
 	a->port = attr_u16(tb[ESA_ADDR_A_PORT]);
 }
 
+/* A leaf (ESA_JOB_A_LEAVES) into its lowest rank's member and set. */
+static void parse_leaf(const struct nlattr *nest, struct esa_job *j)
+{
+	const struct nlattr *tb[ESA_LEAF_A_MAX + 1];
+	__u64 set;
+	int r;
+
+	parse_attrs(attr_data(nest), attr_len(nest), tb, ESA_LEAF_A_MAX);
+	set = attr_u64(tb[ESA_LEAF_A_RANKS]);
+	if (!set)
+		return;
+	r = __builtin_ctzll(set);
+	memset(&j->rank[r], 0, sizeof(j->rank[r]));
+	j->rank[r].ip = attr_u32(tb[ESA_LEAF_A_IPV4]);
+	j->rank[r].port = attr_u16(tb[ESA_LEAF_A_PORT]);
+	j->set[r] = set;
+}
+
 /* A job message (GET reply, dump part, ADDED or CHANGED event) into j and
  * info; returns the job's id.  Workers come as one ESA_JOB_A_WORKERS
- * attribute per rank, in rank order.
+ * attribute per rank, in rank order (empty: no worker here), leaves as
+ * ESA_JOB_A_LEAVES.
  */
 static __u32 parse_job(const struct nlmsghdr *h, struct esa_job *j,
 		       struct esa_nl_job_info *info)
@@ -524,13 +615,22 @@ static __u32 parse_job(const struct nlmsghdr *h, struct esa_job *j,
 	j->region_size = attr_u32(tb[ESA_JOB_A_REGION_SIZE]);
 	if (tb[ESA_JOB_A_PS])
 		parse_addr(tb[ESA_JOB_A_PS], &j->ps);
+	if (tb[ESA_JOB_A_UPSTREAM])
+		parse_addr(tb[ESA_JOB_A_UPSTREAM], &j->up);
 	for (a = (const void *)((const char *)h + off);
 	     rem >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= rem;
 	     rem -= NLA_ALIGN(a->nla_len),
-	     a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len)))
-		if ((a->nla_type & NLA_TYPE_MASK) == ESA_JOB_A_WORKERS &&
-		    j->nworkers < ESA_MAX_WORKERS)
+	     a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len))) {
+		int type = a->nla_type & NLA_TYPE_MASK;
+
+		if (type == ESA_JOB_A_WORKERS && j->nworkers < ESA_MAX_WORKERS)
 			parse_addr(a, &j->rank[j->nworkers++]);
+		else if (type == ESA_JOB_A_LEAVES)
+			parse_leaf(a, j);
+	}
+	if (tb[ESA_JOB_A_RANKS])
+		j->nworkers = attr_u8(tb[ESA_JOB_A_RANKS]);
+	j->mask = attr_u64(tb[ESA_JOB_A_MASK]);
 	if (info) {
 		info->idle_ms = attr_u32(tb[ESA_JOB_A_IDLE_MS]);
 		info->expired = !!tb[ESA_JOB_A_EXPIRED];

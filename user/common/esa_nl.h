@@ -89,7 +89,10 @@ int esa_nl_raw(struct esa_nl *nl, __u8 cmd, const void *attrs, size_t len);
 int esa_nl_raw_dump(struct esa_nl *nl, __u8 cmd, const void *attrs,
 		    size_t len);
 
-/* "ESA_JOB_A_ID", ... for an attribute type (nested: address attributes). */
+/*
+ * "ESA_JOB_A_ID", ... for an attribute type; nested: the type of the nest
+ * it is in (ESA_JOB_A_LEAVES: a leaf's attributes; another: an address's).
+ */
 const char *esa_nl_attr_name(int type, int nested);
 
 #endif /* ESA_NL_H */

@@ -261,9 +261,6 @@ static int job_register(struct esa_registry *r, __u32 id, struct job_words *w)
 		return 1;
 	if (r->maps && r->e->cfg.policy == ESA_POLICY_SWITCHML && !w->j.region_size)
 		return fail("policy switchml needs a region (region BASE SIZE)");
-	if (r->nl && (esa_job_two_levels(&w->j) ||
-		      esa_job_mask(&w->j) != esa_full_mask(w->j.nworkers)))
-		return fail("two levels (leaves, upstream, \"-\" ranks) are kept in the program's maps; esa.ko keeps one level");
 	return esa_registry_add(r, id, &w->j, w->pl) ? fail("%s", r->err) : 0;
 }
 
