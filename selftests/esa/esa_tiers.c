@@ -9,7 +9,8 @@
  * rule, the real PS's) takes every piece from all three switches; workers
  * resend until they have their result.  At the end each rank of each chunk
  * must have had the exact sum, and the leaves, the spine and the PS must
- * each have done their part.
+ * each have done their part.  Policies esa (preemption at both levels),
+ * atp (holds at the top) and switchml (a region of its own at each box).
  *
  *        workers --sw0--> leaf0 (10.0.0.21) --+
  *                                             +--> spine (T_PS_A) --> PS (T_PS_B)
@@ -66,6 +67,8 @@ static struct pm_job jobs[NJOBS] = {
 
 struct tiers {
 	struct esa leaf[2], spine;
+	int	policy;
+	__u32	leaf_slots, spine_slots;
 	struct t_net net;
 	struct pm pm;
 	__u64	*got[NJOBS];	/* per chunk: ranks that have the result */
@@ -101,11 +104,21 @@ static int load(struct esa *e, const struct t_net *n, __be32 addr, __u32 slots,
 	return t_port_register(e, n->sw0) ?: t_port_register(e, n->sw1);
 }
 
+/* Policy switchml: job j's own region at a box of `slots`, a quarter each. */
+static void region(struct esa_job *jb, int policy, __u32 slots, int j)
+{
+	if (policy != ESA_POLICY_SWITCHML)
+		return;
+	jb->region_size = slots / NJOBS;
+	jb->region_base = j * jb->region_size;
+}
+
 /* Job j at leaf l: its ranks there, upstream the spine unless l is the top. */
 static int add_leaf_job(struct tiers *t, int l, int j, char *err)
 {
 	struct esa_job jb = t_job(jobs[j].w, jobs[j].ps, jobs[j].max_prio, jobs[j].id);
 
+	region(&jb, t->policy, t->leaf_slots, j);
 	if (!shape[j].under[l])
 		return 0;
 	for (int r = 0; r < jobs[j].w; r++)
@@ -123,6 +136,7 @@ static int add_spine_job(struct tiers *t, int j, char *err)
 {
 	struct esa_job jb = t_job(jobs[j].w, jobs[j].ps, jobs[j].max_prio, jobs[j].id);
 
+	region(&jb, t->policy, t->spine_slots, j);
 	if (shape[j].top_leaf >= 0)
 		return 0;
 	memset(jb.rank, 0, sizeof(jb.rank));
@@ -321,114 +335,154 @@ static bool has(struct tiers *t, int j, __u32 s, int r)
 	return t->got[j][s] & (1ULL << r);
 }
 
-static void run(struct __test_metadata *_metadata, int policy, __u32 leaf_slots,
-		__u32 spine_slots, __u32 stale_ms, __u32 loss)
+/* The three switches, the jobs at each, the PS model. */
+static void setup(struct __test_metadata *_metadata, struct tiers *t,
+		  __u32 stale_ms)
 {
-	static struct tiers t;
-	__u64 resends = 0, pre = 0, up = 0, down = 0;
 	char err[ESA_ERR_LEN];
-	struct esa_counters c;
-	int left = 1;
 
-	memset(&t, 0, sizeof(t));
-	t.loss = loss;
-	rnd_state = seed * 0x9e3779b97f4a7c15ULL | 1;
-	TH_LOG("seed %llu, %u packets, policy %s, slots %u/%u, stale %u ms, loss %u/1000",
-	       (unsigned long long)seed, npackets, esa_policy_names[policy], leaf_slots,
-	       spine_slots, stale_ms, loss);
-	ASSERT_EQ(0, esa_netns_setup(&t.net));
+	ASSERT_EQ(0, esa_netns_setup(&t->net));
 	ASSERT_EQ(0, t_sh("exec >/dev/null 2>&1; ip neigh add " LEAF0
 			  " lladdr 02:00:00:00:00:21 nud permanent dev sw0 && "
 			  "ip neigh add " LEAF1 " lladdr 02:00:00:00:00:22 nud permanent dev sw0"));
-	ASSERT_EQ(0, load(&t.leaf[0], &t.net, leaf_ip(0), leaf_slots, stale_ms, policy, err))
-		TH_LOG("%s", err);
-	ASSERT_EQ(0, load(&t.leaf[1], &t.net, leaf_ip(1), leaf_slots, stale_ms, policy, err))
-		TH_LOG("%s", err);
-	ASSERT_EQ(0, load(&t.spine, &t.net, t_ip(SPINE), spine_slots, stale_ms, policy, err))
-		TH_LOG("%s", err);
+	for (int l = 0; l < 2; l++)
+		ASSERT_EQ(0, load(&t->leaf[l], &t->net, leaf_ip(l), t->leaf_slots,
+				  stale_ms, t->policy, err)) TH_LOG("%s", err);
+	ASSERT_EQ(0, load(&t->spine, &t->net, t_ip(SPINE), t->spine_slots, stale_ms,
+			  t->policy, err)) TH_LOG("%s", err);
 	for (int j = 0; j < NJOBS; j++) {
 		jobs[j].nchunks = npackets / NJOBS / jobs[j].w + 1;
-		ASSERT_EQ(0, add_leaf_job(&t, 0, j, err)) TH_LOG("job %d leaf 0: %s", j, err);
-		ASSERT_EQ(0, add_leaf_job(&t, 1, j, err)) TH_LOG("job %d leaf 1: %s", j, err);
-		ASSERT_EQ(0, add_spine_job(&t, j, err)) TH_LOG("job %d spine: %s", j, err);
-		t.got[j] = calloc(jobs[j].nchunks, sizeof(__u64));
-		ASSERT_NE(NULL, t.got[j]);
+		ASSERT_EQ(0, add_leaf_job(t, 0, j, err)) TH_LOG("job %d leaf 0: %s", j, err);
+		ASSERT_EQ(0, add_leaf_job(t, 1, j, err)) TH_LOG("job %d leaf 1: %s", j, err);
+		ASSERT_EQ(0, add_spine_job(t, j, err)) TH_LOG("job %d spine: %s", j, err);
+		t->got[j] = calloc(jobs[j].nchunks, sizeof(__u64));
+		ASSERT_NE(NULL, t->got[j]);
 	}
-	ASSERT_EQ(0, pm_init(&t.pm, jobs, NJOBS, NV, seed));
+	ASSERT_EQ(0, pm_init(&t->pm, jobs, NJOBS, NV, seed));
+}
 
-	/* workers send in order, a window ahead of the oldest chunk not done */
+/*
+ * Workers send in order, a window ahead of the oldest chunk not done, then
+ * the rest of every chunk, then resend until each rank has its sum.
+ * Returns the ranks still without it; *resends counts the resends.
+ */
+static int traffic(struct __test_metadata *_metadata, struct tiers *t,
+		   __u64 *resends)
+{
+	int left = 1;
+
 	for (__u32 k = 0; k < npackets; k++) {
 		int j = rnd_below(NJOBS), r = rnd_below(jobs[j].w);
 		struct pm_job *jb = &jobs[j];
 		__u32 cur = jb->cur[r];
 
 		while (jb->oldest < jb->nchunks &&
-		       t.got[j][jb->oldest] == esa_full_mask(jb->w))
+		       t->got[j][jb->oldest] == esa_full_mask(jb->w))
 			jb->oldest++;
 		if (cur < jb->nchunks && cur < jb->oldest + WINDOW) {
 			jb->cur[r]++;
-			t.pm.chunks[j][cur].sent |= 1ULL << r;
-			send_data(_metadata, &t, j, r, cur, false);
-		} else if (jb->oldest < cur && !has(&t, j, jb->oldest, r)) {
-			resends++;	/* timed out on its oldest chunk */
-			send_data(_metadata, &t, j, r, jb->oldest, true);
+			t->pm.chunks[j][cur].sent |= 1ULL << r;
+			send_data(_metadata, t, j, r, cur, false);
+		} else if (jb->oldest < cur && !has(t, j, jb->oldest, r)) {
+			(*resends)++;	/* timed out on its oldest chunk */
+			send_data(_metadata, t, j, r, jb->oldest, true);
 		}
 	}
-	/* the rest of every chunk, then resends until each rank has its sum */
 	for (int j = 0; j < NJOBS; j++)
 		for (__u32 s = 0; s < jobs[j].nchunks; s++)
 			for (int r = 0; r < jobs[j].w; r++)
-				if (!(t.pm.chunks[j][s].sent & (1ULL << r)))
-					send_data(_metadata, &t, j, r, s, false);
+				if (!(t->pm.chunks[j][s].sent & (1ULL << r)))
+					send_data(_metadata, t, j, r, s, false);
 	for (int round = 0; round < 50 && left; round++) {
 		left = 0;
 		for (int j = 0; j < NJOBS; j++)
 			for (__u32 s = 0; s < jobs[j].nchunks; s++)
 				for (int r = 0; r < jobs[j].w; r++)
-					if (!has(&t, j, s, r)) {
+					if (!has(t, j, s, r)) {
 						left++;
-						resends++;
-						send_data(_metadata, &t, j, r, s, true);
+						(*resends)++;
+						send_data(_metadata, t, j, r, s, true);
 					}
 	}
+	return left;
+}
+
+/* The first chunks some rank still lacks, for the log. */
+static void log_missing(struct __test_metadata *_metadata, struct tiers *t)
+{
+	for (int j = 0, n = 0; j < NJOBS && n < 5; j++)
+		for (__u32 s = 0; s < jobs[j].nchunks && n < 5; s++)
+			if (t->got[j][s] != esa_full_mask(jobs[j].w)) {
+				n++;
+				TH_LOG("job %u chunk %u: got %llx, PS done %d multi %llx single %llx tombs %d %d spine %d",
+				       jobs[j].id, s, (unsigned long long)t->got[j][s],
+				       t->pm.chunks[j][s].done,
+				       (unsigned long long)t->pm.chunks[j][s].multi,
+				       (unsigned long long)t->pm.chunks[j][s].single,
+				       t_tomb(&t->leaf[0], jobs[j].id, s),
+				       t_tomb(&t->leaf[1], jobs[j].id, s),
+				       t_tomb(&t->spine, jobs[j].id, s));
+			}
+}
+
+/* Each part of the tree did its share, as the policy has it. */
+static void level_checks(struct __test_metadata *_metadata, struct tiers *t)
+{
+	__u64 pre = 0, up = 0, down = 0, coll = 0;
+	struct esa_counters c;
+
+	EXPECT_GT(t->spine_results, 0);
+	EXPECT_GT(t->pm.st.ps_done, 0);
+	for (int j = 0; j < NJOBS; j++) {
+		ASSERT_EQ(0, esa_counters_read(&t->spine, jobs[j].id, &c));
+		pre += c.c[ESA_C_PREEMPT_CAUSED];
+		coll += c.c[ESA_C_NOSLOT];
+		for (int l = 0; l < 2; l++) {
+			ASSERT_EQ(0, esa_counters_read(&t->leaf[l], jobs[j].id, &c));
+			up += c.c[ESA_C_UP_TX];
+			down += c.c[ESA_C_DOWN_RX];
+			coll += c.c[ESA_C_NOSLOT];
+		}
+	}
+	EXPECT_EQ(t->policy == ESA_POLICY_ESA, pre > 0) TH_LOG("spine preemptions: %llu",
+							      (unsigned long long)pre);
+	EXPECT_EQ(t->policy == ESA_POLICY_ATP, t->acks > 0);
+	/* switchml: every job has its region at every box */
+	EXPECT_TRUE(t->policy != ESA_POLICY_SWITCHML || !coll) TH_LOG("noslot %llu",
+								     (unsigned long long)coll);
+	EXPECT_EQ(t->up, up);
+	EXPECT_GT(down, 0);
+}
+
+static void run(struct __test_metadata *_metadata, int policy, __u32 leaf_slots,
+		__u32 spine_slots, __u32 stale_ms, __u32 loss)
+{
+	static struct tiers t;
+	__u64 resends = 0;
+	int left;
+
+	memset(&t, 0, sizeof(t));
+	t.loss = loss;
+	t.policy = policy;
+	t.leaf_slots = leaf_slots;
+	t.spine_slots = spine_slots;
+	rnd_state = seed * 0x9e3779b97f4a7c15ULL | 1;
+	TH_LOG("seed %llu, %u packets, policy %s, slots %u/%u, stale %u ms, loss %u/1000",
+	       (unsigned long long)seed, npackets, esa_policy_names[policy], leaf_slots,
+	       spine_slots, stale_ms, loss);
+	setup(_metadata, &t, stale_ms);
+	left = traffic(_metadata, &t, &resends);
 	TH_LOG("up %llu down %llu lost %llu spine results %llu resends %llu; "
 	       "PS: %llu pieces, %llu done, %llu by switches",
 	       (unsigned long long)t.up, (unsigned long long)t.down,
 	       (unsigned long long)t.lost, (unsigned long long)t.spine_results,
 	       (unsigned long long)resends, (unsigned long long)t.pm.st.ps_pieces,
 	       (unsigned long long)t.pm.st.ps_done, (unsigned long long)t.pm.st.switch_done);
-	for (int j = 0, n = 0; j < NJOBS && left && n < 5; j++)
-		for (__u32 s = 0; s < jobs[j].nchunks && n < 5; s++)
-			if (t.got[j][s] != esa_full_mask(jobs[j].w)) {
-				n++;
-				TH_LOG("job %u chunk %u: got %llx, PS done %d multi %llx single %llx tombs %d %d spine %d",
-				       jobs[j].id, s, (unsigned long long)t.got[j][s],
-				       t.pm.chunks[j][s].done,
-				       (unsigned long long)t.pm.chunks[j][s].multi,
-				       (unsigned long long)t.pm.chunks[j][s].single,
-				       t_tomb(&t.leaf[0], jobs[j].id, s),
-				       t_tomb(&t.leaf[1], jobs[j].id, s),
-				       t_tomb(&t.spine, jobs[j].id, s));
-			}
+	if (left)
+		log_missing(_metadata, &t);
 	EXPECT_EQ(0, left) TH_LOG("ranks still without their sum");
 	EXPECT_EQ(0, t.pm.st.errors);
-	/* each part of the tree did its share */
-	EXPECT_GT(t.spine_results, 0);
-	EXPECT_GT(t.pm.st.ps_done, 0);
-	for (int j = 0; j < NJOBS; j++) {
-		ASSERT_EQ(0, esa_counters_read(&t.spine, jobs[j].id, &c));
-		pre += c.c[ESA_C_PREEMPT_CAUSED];
-		for (int l = 0; l < 2; l++) {
-			ASSERT_EQ(0, esa_counters_read(&t.leaf[l], jobs[j].id, &c));
-			up += c.c[ESA_C_UP_TX];
-			down += c.c[ESA_C_DOWN_RX];
-		}
-	}
-	EXPECT_EQ(policy == ESA_POLICY_ESA, pre > 0) TH_LOG("spine preemptions: %llu",
-							   (unsigned long long)pre);
-	EXPECT_EQ(policy == ESA_POLICY_ATP, t.acks > 0);
-	EXPECT_EQ(t.up, up);
-	EXPECT_GT(down, 0);
+	level_checks(_metadata, &t);
 	pm_free(&t.pm);
 	for (int j = 0; j < NJOBS; j++)
 		free(t.got[j]);
@@ -455,6 +509,12 @@ TEST(lossy_links_between_levels)
 TEST(atp_holds_at_the_top)
 {
 	run(_metadata, ESA_POLICY_ATP, 16, 6, 1, 20);
+}
+
+/* Static regions of a quarter of each box, as large as the window. */
+TEST(switchml_regions_at_both_levels)
+{
+	run(_metadata, ESA_POLICY_SWITCHML, 32, 32, 1, 20);
 }
 
 int main(int argc, char **argv)
