@@ -13,9 +13,12 @@
  * One variant runs with ageing and leases on, the jobs pausing past their
  * lease now and then (slots reclaimed, generations renewed under traffic).
  *
- * usage: esa_fuzz [ -s SEED ] [ -n PACKETS ] [ -v VALUES ]
+ * usage: esa_fuzz [ -s SEED ] [ -n PACKETS ] [ -v VALUES ] [ -o OBJECT ]
+ * (-o: another build of bpf/esa.bpf.c; the kfunc variant, e.g.
+ * $ESA_KFUNC_OBJECT, reads the jobs from esa.ko, where they are registered)
  */
 #include <getopt.h>
+#include <bpf/btf.h>
 
 #include "psmodel.h"
 #include "kselftest_harness.h"
@@ -28,6 +31,8 @@ static __u64 seed = 1;
 static __u32 npackets = 250000;
 static int nvals = 32;
 static int policy;
+static const char *object;
+static int kfunc;	/* object calls esa.ko's kfuncs */
 
 static __u64 rnd_state;
 static __u32 rnd(void)
@@ -131,7 +136,8 @@ run:
 	st->bad++;
 	if (res.verdict != XDP_DROP) {
 		st->errors++;
-		TH_LOG("bad packet kind %d passed with verdict %d", kind, res.verdict);
+		TH_LOG("bad packet kind %d (job %u rank %u type %u flags 0x%x) passed with verdict %d",
+		       kind, p.job, p.rank, p.type, p.flags, res.verdict);
 	}
 }
 
@@ -178,6 +184,7 @@ static void fuzz_timed(struct __test_metadata *_metadata, int pol, __u32 slots,
 		       __u32 npackets, const struct fuzz_time *ft)
 {
 	struct esa_counters tot;
+	struct esa_registry reg;
 	struct pm_stats *st = &pm.st;
 	char err[ESA_ERR_LEN];
 	struct esa_opts o;
@@ -189,20 +196,23 @@ static void fuzz_timed(struct __test_metadata *_metadata, int pol, __u32 slots,
 
 	policy = pol;
 	rnd_state = seed * 0x9e3779b97f4a7c15ULL | 1;
-	TH_LOG("seed %llu, %u packets, %d values, %u slots, policy %s, stale %u ms, lease %u ms",
+	TH_LOG("seed %llu, %u packets, %d values, %u slots, policy %s, stale %u ms, lease %u ms, jobs in %s",
 	       (unsigned long long)seed, npackets, nvals, slots,
-	       esa_policy_names[policy], ft->stale_ms, ft->lease_ms);
+	       esa_policy_names[policy], ft->stale_ms, ft->lease_ms,
+	       kfunc ? "esa.ko" : "maps");
 	ASSERT_EQ(0, esa_netns_setup(&net));
 	esa_opts_default(&o);
 	o.nvals = nvals;
 	o.slots = slots;
-	o.max_jobs = 16;
+	o.max_jobs = kfunc ? 0 : 16;	/* with esa.ko, its job ids */
 	o.stale_ms = ft->stale_ms;
 	o.policy = policy;
-	o.kfunc = 0;
+	o.kfunc = kfunc;
+	o.object = object;
 	ASSERT_EQ(0, esa_load(&e, &o, err, sizeof(err))) TH_LOG("%s", err);
 	ASSERT_EQ(0, t_port_register(&e, net.sw0));
 	ASSERT_EQ(0, t_port_register(&e, net.sw1));
+	ASSERT_EQ(0, t_registry(&e, &reg)) TH_LOG("cannot talk to esa.ko");
 	for (int j = 0; j < NJOBS; j++) {
 		struct esa_job jb = t_job(jobs[j].w, jobs[j].ps, jobs[j].max_prio, jobs[j].id);
 
@@ -215,8 +225,7 @@ static void fuzz_timed(struct __test_metadata *_metadata, int pol, __u32 slots,
 		jobs[j].nchunks = npackets / 2 / NJOBS / jobs[j].w + 1;
 		jobs[j].oldest = 0;
 		memset(jobs[j].cur, 0, sizeof(jobs[j].cur));
-		ASSERT_EQ(0, t_job_add_macs(&e, jobs[j].id, &jb, err, sizeof(err)))
-			TH_LOG("%s", err);
+		ASSERT_EQ(0, t_job_add_macs(&reg, jobs[j].id, &jb)) TH_LOG("%s", reg.err);
 	}
 	ASSERT_EQ(0, pm_init(&pm, jobs, NJOBS, nvals, seed));
 
@@ -334,6 +343,7 @@ static void fuzz_timed(struct __test_metadata *_metadata, int pol, __u32 slots,
 	}
 	if (ft->stale_ms && policy == ESA_POLICY_ESA)
 		EXPECT_LT(0, tot.c[ESA_C_AGED]);
+	esa_registry_close(&reg);
 	esa_close(&e);
 	pm_free(&pm);
 }
@@ -380,22 +390,52 @@ TEST(moderate_contention_switchml)
 	fuzz(_metadata, ESA_POLICY_SWITCHML, 48, npackets / 4);
 }
 
+/*
+ * Does the BPF object at path call esa.ko's kfuncs (the kfunc variant,
+ * bpf/esa_kfunc.bpf.h)?  1 or 0; -1 when it cannot be read.
+ */
+static int object_calls_kfuncs(const char *path)
+{
+	struct bpf_object *obj = bpf_object__open_file(path, NULL);
+	const struct btf *btf;
+	int found = 0;
+
+	if (!obj)
+		return -1;
+	btf = bpf_object__btf(obj);
+	for (__u32 id = 1; btf && id < btf__type_cnt(btf) && !found; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+
+		/* esa.ko's kfuncs, declared __ksym; the program defines none */
+		found = btf_is_func(t) &&
+			!strncmp(btf__name_by_offset(btf, t->name_off), "bpf_esa_", 8);
+	}
+	bpf_object__close(obj);
+	return found;
+}
+
 int main(int argc, char **argv)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "s:n:v:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:n:v:o:")) != -1) {
 		switch (opt) {
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 'n': npackets = strtoul(optarg, NULL, 0); break;
 		case 'v': nvals = atoi(optarg); break;
+		case 'o': object = optarg; break;
 		default:
-			fprintf(stderr, "usage: esa_fuzz [-s SEED] [-n PACKETS] [-v VALUES]\n");
+			fprintf(stderr, "usage: esa_fuzz [-s SEED] [-n PACKETS] [-v VALUES] [-o OBJECT]\n");
 			return 2;
 		}
 	}
 	if (nvals < 8 || nvals > MAXV || nvals % 8) {
 		fprintf(stderr, "esa_fuzz: bad arguments\n");
+		return 2;
+	}
+	kfunc = object ? object_calls_kfuncs(object) : 0;
+	if (kfunc < 0) {
+		fprintf(stderr, "esa_fuzz: cannot open %s\n", object);
 		return 2;
 	}
 	return test_harness_run(1, argv);

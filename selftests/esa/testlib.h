@@ -32,6 +32,7 @@
 #include <bpf/libbpf.h>
 
 #include "loader.h"
+#include "registry.h"
 #include "esa_policy.h"
 
 #define T_SW_IP		"10.0.0.1"
@@ -157,23 +158,32 @@ static inline int t_job_add(struct esa *e, __u32 id, struct esa_job *j,
 }
 
 /*
- * The same, with the ranks' MACs given (job add ... IP:PORT@DEV/MAC), as
- * t_job() places them: rank r is worker r of the topology.
+ * The job registry of the loaded switch e, as esactl finds it: e's maps,
+ * or esa.ko over netlink when e reads jobs through the module's kfuncs
+ * (in this network namespace, whose registry it is).  Close with
+ * esa_registry_close() (which leaves e open).
  */
-static inline int t_job_add_macs(struct esa *e, __u32 id, struct esa_job *j,
-				 char *err, size_t len)
+static inline int t_registry(struct esa *e, struct esa_registry *r)
+{
+	esa_registry_wrap(r, e);
+	return e->cfg.kfunc ? esa_nl_open(&r->nl) : 0;
+}
+
+/*
+ * Register job id through r with the ranks' MACs given (job add ...
+ * IP:PORT@DEV/MAC), as t_job() places them: rank k is worker k of the
+ * topology.  The reason of a failure is in r->err.
+ */
+static inline int t_job_add_macs(struct esa_registry *r, __u32 id,
+				 struct esa_job *j)
 {
 	struct esa_place pl[ESA_PLACES] = {};
 
-	for (int r = 0; r < j->nworkers; r++) {
-		t_worker_mac(r, pl[r].mac);
-		pl[r].have_mac = true;
+	for (int k = 0; k < j->nworkers; k++) {
+		t_worker_mac(k, pl[k].mac);
+		pl[k].have_mac = true;
 	}
-	if (esa_places_resolve(e, j, pl, err, len) ||
-	    esa_binds_stage(e, id, j, pl, err, len) ||
-	    esa_job_add(e, id, j, err, len))
-		return -1;
-	return esa_deliver_set(e, id, j, pl, err, len);
+	return esa_registry_add(r, id, j, pl);
 }
 
 /* ------------------------------------------------------------------ */
