@@ -12,8 +12,8 @@
 # another (DKMS after a kernel upgrade: the new kernel is installed, the
 # old one runs), the vmlinux inside its image, $ESA_BOOT_DIR/vmlinuz-KVER
 # (default /boot).  resolve_btfids comes from $RESOLVE_BTFIDS, from PATH,
-# or is built from /usr/src/linux-source-X.Y.tar.xz (apt install
-# linux-source-6.1).
+# or is built from $ESA_SRC_DIR/linux-source-X.Y.tar.xz (default /usr/src:
+# apt install linux-source-6.1).
 set -eu
 
 kdir=${1:?usage: build.sh KDIR [KVER]}
@@ -59,16 +59,19 @@ fi
 [ -n "$rbtf" ] || rbtf=$(command -v resolve_btfids || true)
 if [ -z "$rbtf" ]; then
 	series=$(echo "$kver" | cut -d. -f1-2)
-	tarball=/usr/src/linux-source-$series.tar.xz
+	tarball=${ESA_SRC_DIR:-/usr/src}/linux-source-$series.tar.xz
 	out=$top/build/resolve_btfids-$series
 	[ -r "$tarball" ] ||
 		die "no resolve_btfids: install linux-source-$series, or set RESOLVE_BTFIDS"
 	if [ ! -x "$out/resolve_btfids" ]; then
 		echo "esa build: building resolve_btfids from $tarball" >&2
 		rm -rf "$out" && mkdir -p "$out/src"
+		# Patterns from the tarball's top: with a leading '*', one that
+		# another covers matches nothing, and tar fails.
+		top_dir=linux-source-$series
 		tar -xJf "$tarball" -C "$out/src" --strip-components=1 \
-			--wildcards '*/tools/*' '*/include/uapi/*' \
-			'*/arch/x86/include/uapi/*' '*/scripts/*'
+			--wildcards "$top_dir/tools/*" "$top_dir/include/uapi/*" \
+			"$top_dir/arch/x86/include/uapi/*" "$top_dir/scripts/*"
 		make -s -C "$out/src/tools/bpf/resolve_btfids" O="$out" >&2
 	fi
 	rbtf=$out/resolve_btfids
