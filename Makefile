@@ -33,6 +33,9 @@ COMMON	 := $(OUTPUT)/common/loader.o $(OUTPUT)/common/jobs.o $(OUTPUT)/common/po
 	    $(OUTPUT)/common/deliver.o $(OUTPUT)/common/route.o \
 	    $(OUTPUT)/common/util.o $(OUTPUT)/common/print.o $(OUTPUT)/common/names.o \
 	    $(OUTPUT)/common/esa_nl.o $(OUTPUT)/common/registry.o
+# Every header, for the rules of mk/*.mk that have no dependency files.
+# The rules here get each object's own headers from the compiler instead
+# (DEPFLAGS, the .d files below).
 HDRS	 := include/uapi/linux/esa.h include/esa_policy.h include/esa_maps.h include/esa_switch.h $(wildcard user/common/*.h bpf/*.h)
 TOOLS	 := $(OUTPUT)/esactl
 TESTS	 := $(OUTPUT)/selftests/esa_golden $(OUTPUT)/selftests/esa_fuzz \
@@ -43,6 +46,14 @@ BENCH	 := $(OUTPUT)/esa_bench $(OUTPUT)/esa_deliver_bench
 
 .PHONY: all clean test check bench deps demo install
 all: $(BPF_OBJS) $(SKELS) $(TOOLS) $(TESTS) $(BENCH)
+
+# A recipe that fails leaves no target behind: a skeleton bpftool could
+# not finish, say, is not taken for a header next time.
+.DELETE_ON_ERROR:
+
+# Each target's headers, as the compiler found them (in T.d for target T):
+# a header that changes rebuilds exactly the targets that include it.
+DEPFLAGS = -MMD -MP -MF $@.d -MT $@
 
 # Subsystems (kernel module, simulator, ...) add their rules in mk/*.mk and
 # hook into `all` and `clean` through ALL_EXTRA and CLEAN_EXTRA.
@@ -62,37 +73,43 @@ check:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)selftests/run.sh
 
-$(OUTPUT) $(OUTPUT)/common $(OUTPUT)/selftests:
+$(OUTPUT) $(OUTPUT)/common $(OUTPUT)/selftests $(OUTPUT)/obj/esactl:
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(HDRS) | $(OUTPUT)
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-$(OUTPUT)/common/%.o: user/common/%.c $(HDRS) $(OUTPUT)/esa.skel.h $(OUTPUT)/esa_kfunc.skel.h | $(OUTPUT)/common
+# The skeletons are generated headers: made before the first compile, when
+# no .d file names them yet.
+$(OUTPUT)/common/%.o: user/common/%.c $(OUTPUT)/esa.skel.h \
+		$(OUTPUT)/esa_kfunc.skel.h | $(OUTPUT)/common
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 ESACTL_SRCS := $(addprefix user/esactl/,esactl.c prog.c dev.c job.c stats.c pool.c \
 	       monitor.c status.c)
-$(OUTPUT)/esactl: $(ESACTL_SRCS) user/esactl/esactl.h $(COMMON) $(HDRS) | $(OUTPUT)
-	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) $(ESACTL_SRCS) $(COMMON) $(LDLIBS) -o $@
+ESACTL_OBJS := $(ESACTL_SRCS:user/esactl/%.c=$(OUTPUT)/obj/esactl/%.o)
+$(OUTPUT)/obj/esactl/%.o: user/esactl/%.c $(OUTPUT)/esa.skel.h | $(OUTPUT)/obj/esactl
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(OUTPUT)/esa_deliver_bench: selftests/esa/esa_deliver_bench.c selftests/esa/testlib.h \
-		selftests/esa/benchlib.h $(OUTPUT)/esa_deliver_bench.skel.h \
-		$(OUTPUT)/esa_bench.skel.h $(COMMON) $(HDRS) | $(OUTPUT)
+$(OUTPUT)/esactl: $(ESACTL_OBJS) $(COMMON) | $(OUTPUT)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) -Iselftests/esa -Ibpf $< $(COMMON) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/esa_bench: selftests/esa/esa_bench.c selftests/esa/testlib.h selftests/esa/benchlib.h \
-		$(OUTPUT)/esa_bench.skel.h $(COMMON) $(HDRS) | $(OUTPUT)
+$(OUTPUT)/esa_deliver_bench: selftests/esa/esa_deliver_bench.c \
+		$(OUTPUT)/esa_deliver_bench.skel.h $(OUTPUT)/esa_bench.skel.h $(COMMON) | $(OUTPUT)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) -Iselftests/esa -Ibpf $< $(COMMON) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -Iselftests/esa -Ibpf $< $(COMMON) $(LDLIBS) -o $@
+
+$(OUTPUT)/esa_bench: selftests/esa/esa_bench.c $(OUTPUT)/esa_bench.skel.h $(COMMON) | $(OUTPUT)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -Iselftests/esa -Ibpf $< $(COMMON) $(LDLIBS) -o $@
 
 # The kernel's kselftest harness, from Debian's linux-source package.
 KSFT	:= $(OUTPUT)/kselftest/kselftest_harness.h
@@ -100,9 +117,18 @@ $(KSFT): scripts/kselftest-headers.sh
 	$(call msg,GET,$@)
 	$(Q)scripts/kselftest-headers.sh $(OUTPUT)/kselftest
 
-$(OUTPUT)/selftests/%: selftests/esa/%.c selftests/esa/testlib.h $(COMMON) $(HDRS) $(KSFT) | $(OUTPUT)/selftests
+$(OUTPUT)/selftests/%: selftests/esa/%.c $(COMMON) $(KSFT) | $(OUTPUT)/selftests
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) -Wno-sign-compare -Iselftests/esa -I$(OUTPUT)/kselftest $< $(COMMON) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -Wno-sign-compare -Iselftests/esa -I$(OUTPUT)/kselftest \
+		$< $(COMMON) $(LDLIBS) -o $@
+
+# A target without its .d file (built before there were any, or whose
+# build failed) is built again: nothing says what it depends on.
+DEP_TARGETS := $(BPF_OBJS) $(COMMON) $(ESACTL_OBJS) $(TESTS) $(BENCH)
+-include $(DEP_TARGETS:%=%.d)
+$(foreach t,$(DEP_TARGETS),$(if $(wildcard $(t).d),,$(eval $(t): FORCE)))
+.PHONY: FORCE
+FORCE:
 
 test: all
 	$(Q)selftests/run.sh
