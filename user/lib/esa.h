@@ -255,6 +255,10 @@ struct esa_stats {
 				 * (UDP_GRO on its socket), 0: one at a time */
 	uint64_t rx_coalesced;	/* datagrams received in coalesced messages of
 				 * two or more (UDP_GRO) */
+	uint64_t waits;		/* times the worker slept for input or a timer */
+	uint64_t resends_deferred; /* late packets held back a timeout because
+				 * nothing had come back for one (a slow peer,
+				 * not loss: only the oldest few go again) */
 };
 
 /* 0, or -EINVAL.  size: sizeof(struct esa_stats) as the caller knows it. */

@@ -1265,15 +1265,42 @@ static void mark_sent(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t 
 }
 
 /*
+ * Nothing came back for a whole timeout: far more often a peer that has
+ * not run (a shared CPU) than a network that lost the whole window.  Then
+ * only the oldest few late packets go again, and the rest wait one more
+ * timeout each: resending the window would flush every one of its partial
+ * sums to the PS.  Anything that comes back ends the quiet.
+ */
+#define ESA_QUIET_RESENDS	8
+
+static int late_limit(struct esa_worker *w, uint64_t now)
+{
+	return now - w->last_rx_ns > (uint64_t)w->rto_us * 1000 ? ESA_QUIET_RESENDS : ESA_BATCH;
+}
+
+/* The late packets beyond a quiet round's few: due again a timeout later. */
+static void defer_late(struct esa_worker *w, uint64_t now)
+{
+	while (w->nheap && w->heap[0]->due_ns <= now) {
+		struct esa_pkt *p = w->heap[0];
+
+		w->looked++;
+		w->st.resends_deferred++;
+		p->due_ns = now + (uint64_t)p->rto_us * 1000;
+		heap_down(w, 0);
+	}
+}
+
+/*
  * The next batch: late packets first (they hold the window back), then new
  * ones in order.  A late packet whose buffer is still posted (AF_XDP) waits
  * a little.  Returns the batch's size; *nlate: how many are resends.
  */
 static int next_batch(struct esa_worker *w, uint64_t now, int *nlate)
 {
-	int n = 0;
+	int n = 0, lim = late_limit(w, now);
 
-	while (n < ESA_BATCH && w->nheap && w->heap[0]->due_ns <= now) {
+	while (n < lim && w->nheap && w->heap[0]->due_ns <= now) {
 		struct esa_pkt *p = w->heap[0];
 
 		w->looked++;
@@ -1286,6 +1313,8 @@ static int next_batch(struct esa_worker *w, uint64_t now, int *nlate)
 		p->buf[2] = ESA_F_RESEND;	/* same bytes, flagged */
 		w->spkt[n++] = p;
 	}
+	if (lim < ESA_BATCH)
+		defer_late(w, now);
 	*nlate = n;
 	while (n < ESA_BATCH && w->rd_head != w->rd_tail) {
 		struct esa_pkt *p = w->ready[w->rd_head++ % w->npkts];
@@ -1495,6 +1524,7 @@ int esa_pump(struct esa_worker *w, int wait_ms)
 		until = now + (uint64_t)wait_ms * NSEC_PER_MSEC;
 	if (until <= now || (w->rd_head != w->rd_tail && !w->send_blocked))
 		return 0;
+	w->st.waits++;
 	rc = esa_io_wait(w, until);
 	if (rc < 0)
 		goto fatal;
@@ -1651,6 +1681,7 @@ static const struct {
 	SF(fetch_answered), SF(send_again), SF(rtt_us_sum), SF(rtt_samples),
 	SF(rx_untrusted), SF(fetch_refused), SF(icmp_errors), SF(ps_probes), SF(rcvbuf),
 	SF(io_xdp), SF(xdp_zerocopy), SF(xdp_drops), SF(udp_gro), SF(rx_coalesced),
+	SF(waits), SF(resends_deferred),
 };
 
 int64_t esa_worker_stat(const esa_worker *w, const char *name)

@@ -902,7 +902,8 @@ void ps_rx(struct ps *ps, const uint8_t *buf, size_t len, const struct sockaddr_
 	   uint64_t now_ns)
 {
 	const struct esa_hdr *h = (const struct esa_hdr *)buf;
-	int32_t vals[ESA_MAX_VALUES];
+	int32_t copy[ESA_MAX_VALUES];
+	const int32_t *vals;
 	struct ps_job *j;
 	uint16_t rank;
 	int idx, bad, sw;
@@ -936,8 +937,14 @@ void ps_rx(struct ps *ps, const uint8_t *buf, size_t len, const struct sockaddr_
 		j->c[PS_C_DROP_SOURCE]++;
 		return;
 	}
-	/* The values may sit unaligned in the caller's buffer. */
-	memcpy(vals, buf + ESA_HDR_LEN, ps->o.nvals * 4);
+	/* Read in place where aligned (a receive buffer, an AF_XDP frame), else
+	 * from a copy: every packet's values would otherwise be copied twice. */
+	if ((uintptr_t)(buf + ESA_HDR_LEN) % _Alignof(int32_t)) {
+		memcpy(copy, buf + ESA_HDR_LEN, ps->o.nvals * 4);
+		vals = copy;
+	} else {
+		vals = (const int32_t *)(buf + ESA_HDR_LEN);
+	}
 	if (h->type == ESA_T_COLLISION) {
 		/* One rank's own chunk, unaltered. */
 		if (rank >= j->cfg.nworkers || be64toh(h->bitmap) != 1ULL << rank ||

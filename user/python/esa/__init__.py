@@ -90,7 +90,7 @@ _STATS = ("ops", "elems", "chunks", "tx_packets", "tx_resends", "rx_packets",
           "rx_invalid", "overflows", "redos", "scale_chunks", "fetch_rx",
           "fetch_answered", "send_again", "rtt_us_sum", "rtt_samples",
           "rx_untrusted", "fetch_refused", "icmp_errors", "ps_probes", "rcvbuf",
-          "udp_gro", "rx_coalesced")
+          "udp_gro", "rx_coalesced", "waits", "resends_deferred")
 
 
 def error_bound(block_absmax, exact_sum, nworkers, headroom=-1):
