@@ -28,9 +28,14 @@
 # (through a bridge namespace per host: XDP's redirects bypass the switch
 # ports' qdiscs).  Everything created is removed on exit, interrupted or not.
 #
+# With -R ROUNDS the whole sweep runs ROUNDS times over, and each cell's
+# number is its fastest round (every round's sums checked): the machine is
+# shared, and rounds spread every configuration over its quiet and busy
+# spells alike.
+#
 # usage: user/bench/e2e.sh [ -r RANKS ] [ -m SIZES ] [ -n REPS ] [ -c CONFIGS ]
 #                          [ -L RATE ] [ -W WINDOW ] [ -E "KEY=VALUE ..." ] [ -M MTU ]
-#                          [ -o DIR ] [ -p ] [ -q ]
+#                          [ -R ROUNDS ] [ -o DIR ] [ -p ] [ -q ]
 set -u
 cd "$(dirname "$0")/../.."
 B=${OUTPUT:-build}
@@ -38,7 +43,8 @@ B=${OUTPUT:-build}
 RANKS=2,4,8
 SIZES=4,16,64
 REPS=5,3,2
-CONFIGS=gloo,udp-256,udp-max,xdp-256,xdp-max,ps-256
+CONFIGS=gloo,udp-256,udp-max,xdp-256,xdp-max,ps-256,ps-max
+ROUNDS=1
 RATE=
 WINDOW=
 LIBKV=
@@ -52,8 +58,9 @@ INJECT=${E2E_INJECT:+--inject}
 QUIET=0
 TIMEOUT=${E2E_TIMEOUT:-900}
 PY=/usr/bin/python3
-# gloo would advertise the hostname's address (loopback): use eth0's
-export GLOO_SOCKET_IFNAME=eth0 PYTHONPATH=user/python ESA_LIBESA=$B/libesa.so
+# gloo would advertise the hostname's address (loopback): use eth0's.
+# E2E_LIBESA=PATH: another build of libesa (a before/after comparison).
+export GLOO_SOCKET_IFNAME=eth0 PYTHONPATH=user/python ESA_LIBESA=${E2E_LIBESA:-$B/libesa.so}
 
 usage() {
 	sed -n '/^# usage/,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
@@ -67,6 +74,7 @@ usage() {
   -E SETTINGS more libesa settings for every ESA configuration, e.g.
               "timeout_ms=50 rcvbuf=8388608" (docs/library.md)
   -M MTU      every link's MTU ($MTU; 856 values need 3440, native XDP takes 3500)
+  -R ROUNDS   run the sweep ROUNDS times, each cell's fastest round counts ($ROUNDS)
   -o DIR      where results, logs, the table and the plot go ($OUT)
   -p          profile: perf record -a -g over each timed region, into
               DIR/perf/ (perf report -i FILE --sort comm,dso,sym)
@@ -74,7 +82,7 @@ usage() {
 EOF
 	exit "${1:-0}"
 }
-while getopts "r:m:n:c:L:W:E:M:o:pqh" o; do
+while getopts "r:m:n:c:L:W:E:M:R:o:pqh" o; do
 	case $o in
 	r) RANKS=$OPTARG ;;
 	m) SIZES=$OPTARG ;;
@@ -84,6 +92,7 @@ while getopts "r:m:n:c:L:W:E:M:o:pqh" o; do
 	W) WINDOW=$OPTARG ;;
 	E) LIBKV=$OPTARG ;;
 	M) MTU=$OPTARG ;;
+	R) ROUNDS=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	p) PERF=1 ;;
 	q) QUIET=1 ;;
@@ -112,6 +121,7 @@ numlist -m "$SIZES"
 numlist -n "$REPS"
 [ "$(tr -cd , <<<"$SIZES")" = "$(tr -cd , <<<"$REPS")" ] || die "-n: one count per size (-m $SIZES)"
 for r in ${RANKS//,/ }; do [ "$r" -le 64 ] || die "-r: at most 64 ranks"; done
+case $ROUNDS in ''|*[!0-9]*|0) die "-R: a number of rounds, 1 or more" ;; esac
 case $MTU in ''|*[!0-9]*) die "-M: an MTU in bytes" ;; esac
 [ "$MTU" -ge 1280 ] && [ "$MTU" -le 3500 ] || die "-M: 1280 to 3500 (native XDP on veth)"
 [ -z "$WINDOW" ] || case $WINDOW in *[!0-9]*) die "-W: a number of chunks" ;; esac
@@ -199,8 +209,8 @@ workers_of() {
 unavailable() {
 	local m
 	for m in ${SIZES//,/ }; do
-		printf '{"label": "%s", "ranks": %d, "mib": %d, "available": false, "why": "%s"}\n' \
-			"$2" "$1" "$m" "${3//\"/\'}" >>"$OUT/results.jsonl"
+		printf '{"label": "%s", "ranks": %d, "mib": %d, "round": %d, "available": false, "why": "%s"}\n' \
+			"$2" "$1" "$m" "$ROUND" "${3//\"/\'}" >>"$OUT/results.jsonl"
 	done
 	say "$1 ranks, $2: not available: $3"
 }
@@ -246,7 +256,7 @@ one_config() {
 		ip netns exec $P-h$((r + 1)) timeout "$TIMEOUT" $PY user/bench/e2e_rank.py \
 			--rank $r --world "$w" --master 10.9.1.2:29500 --comm $comm \
 			--label "$label" --sizes "$SIZES" --reps "$REPS" --switch 10.255.0.1 \
-			--job $JOB --local 10.9.$((r + 1)).2:6000 --ps 10.9.250.2:9000 \
+			--job $JOB --local 10.9.$((r + 1)).2:6000 --ps 10.9.250.2:9000 --round $ROUND \
 			"${esa[@]}" $PERFARG $INJECT --ps-pid "${pspid:-0}" --sw-pid "$SWPID" \
 			>"$log" 2>&1 &
 		pids+=($!)
@@ -282,9 +292,12 @@ one_config() {
 }
 
 rc=0
-for w in ${RANKS//,/ }; do
-	for c in "${CFGS[@]}"; do
-		one_config "$w" "$c" || rc=1
+for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
+	[ "$ROUNDS" = 1 ] || say "round $ROUND of $ROUNDS"
+	for w in ${RANKS//,/ }; do
+		for c in "${CFGS[@]}"; do
+			one_config "$w" "$c" || rc=1
+		done
 	done
 done
 [ -n "$LOADED" ] && topo_unload
@@ -298,5 +311,6 @@ if [ $PERF = 1 ]; then
 	done >"$OUT/stages.txt"
 	cat "$OUT/stages.txt"
 fi
-$PY user/bench/e2e_report.py --dir "$OUT" ${RATE:+--rate "$RATE"} --mtu "$MTU" || rc=1
+$PY user/bench/e2e_report.py --dir "$OUT" ${RATE:+--rate "$RATE"} --mtu "$MTU" \
+	--rounds "$ROUNDS" || rc=1
 exit $rc

@@ -93,7 +93,7 @@ def perf_start(a, mib):
                          pass_fds=(ctl_r, ack_w))
     os.close(ctl_r)
     os.close(ack_w)
-    p.ctl, p.ack = ctl_w, ack_r
+    p.ctl, p.ack, p.out = ctl_w, ack_r, out
     time.sleep(1)       # perf has opened its events before the region
     return p
 
@@ -232,8 +232,14 @@ def one_size(a, comm, mib, reps):
     dist.all_gather_object(every, mine)
     if a.rank:
         return True
+    if prof:
+        # whose samples are ours: the ranks and esa-ps (the machine may run
+        # other processes of the same names)
+        with open(prof.out[:-len(".data")] + ".pids", "w") as f:
+            f.write("%s %d\n" % (",".join(str(e["pid"]) for e in every), a.ps_pid))
     ok = not any(e["bad"] for e in every)
     rec = {"label": a.label, "comm": comm.name, "ranks": a.world, "mib": mib,
+           "round": a.round,
            "reps": reps, "available": True, "ok": ok, "io": comm.io,
            "seconds": max(e["seconds"] for e in every),
            "rank_seconds": [e["seconds"] for e in every],
@@ -266,6 +272,7 @@ def main():
     ap.add_argument("--inject", action="store_true",
                     help="the last rank adds 1 to one element of its last input "
                          "(a test of the check: that sum is then wrong)")
+    ap.add_argument("--round", type=int, default=1, help="e2e.sh -R: which round")
     ap.add_argument("--ps-pid", type=int, default=0)
     ap.add_argument("--sw-pid", type=int, default=0,
                     help="a process in the switch's namespace (its ports' counters)")
@@ -285,7 +292,8 @@ def main():
         if a.rank == 0:
             for mib in sizes:
                 print(json.dumps({"label": a.label, "comm": a.comm, "ranks": a.world,
-                                  "mib": mib, "available": False, "why": why}), flush=True)
+                                  "mib": mib, "round": a.round, "available": False,
+                                  "why": why}), flush=True)
         dist.destroy_process_group()
         return 0
     ok = all([one_size(a, comm, mib, r) for mib, r in zip(sizes, reps)])
