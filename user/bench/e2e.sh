@@ -15,7 +15,7 @@
 #   gloo        torch.distributed's gloo over the same namespaces and routes
 #   udp-V       libesa over UDP sockets, V values per packet (the switch is
 #               loaded with V; "max": the largest the links' MTU carries)
-#   xdp-V       libesa over AF_XDP (io=xdp ifname=eth0 queue=0)
+#   xdp-V       libesa over AF_XDP (io=xdp ifname=eth0 queue=0), esa-ps too
 #   ps-V        no switch memory: policy switchml, the job registered
 #               without a region (esa_e2e_job), every chunk summed by esa-ps
 # A configuration this build lacks (libesa refuses io=xdp, the links cannot
@@ -237,7 +237,9 @@ one_config() {
 			esactl job add $JOB ps 10.9.250.2:9000 workers $(workers_of "$w") ||
 				die "cannot register the job"
 		fi
-		ip netns exec $P-h250 $B/esa-ps -j -v "$v" -s 10.255.0.1 job $JOB \
+		# the PS on the configuration's transport too
+		ip netns exec $P-h250 $B/esa-ps -j -v "$v" -s 10.255.0.1 \
+			$([ "$tr" = xdp ] && echo --io xdp --ifname eth0) job $JOB \
 			ps 10.9.250.2:9000 workers $(workers_of "$w") \
 			>"$OUT/log/ps-$w-$label.json" 2>"$OUT/log/ps-$w-$label.err" &
 		pspid=$!
