@@ -2,8 +2,11 @@
 /*
  * Golden-packet tests of the ESA data plane: for each rule of the protocol,
  * input packets through BPF_PROG_TEST_RUN, the expected verdict, the expected
- * output bytes, and the expected slot and counter state.  Each test runs in
- * its own process and network namespace (see testlib.h for the topology).
+ * output bytes, and the expected slot and counter state.  The rules are a
+ * table (GOLDEN(), one row per case, all run by one function); what does
+ * not fit its shape (egress copies, bindings, leases, registrations, two
+ * levels) follows as tests of its own.  Each case runs in its own process
+ * and network namespace (see testlib.h for the topology).
  */
 #include "testlib.h"
 #include "kselftest_harness.h"
@@ -21,7 +24,9 @@ FIXTURE(esa) {
 	__s32 sum[NV];		/* sum over all ranks */
 };
 
-FIXTURE_SETUP(esa)
+/* A namespace of the test topology, and what each rank sends. */
+static void fixture_init(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(esa) *self)
 {
 	ASSERT_EQ(0, esa_netns_setup(&self->n));
 	for (int r = 0; r < W; r++)
@@ -29,6 +34,11 @@ FIXTURE_SETUP(esa)
 			self->v[r][i] = (r + 1) * 1000 + i * 37 - 500;
 	for (int i = 0; i < NV; i++)
 		self->sum[i] = self->v[0][i] + self->v[1][i] + self->v[2][i];
+}
+
+FIXTURE_SETUP(esa)
+{
+	fixture_init(_metadata, self);
 }
 
 FIXTURE_TEARDOWN(esa)
@@ -146,426 +156,579 @@ static const __s32 *partial(FIXTURE_DATA(esa) *self, __u64 ranks, __s32 *out)
 	return out;
 }
 
-/* Rule 1: a free slot is claimed for (job, seq) with the packet's values. */
-TEST_F(esa, claim_free_slot)
-{
-	struct esa_slot s;
-	__s64 sum[NV];
-	struct t_run r;
-	__u32 idx;
+/* ------------------------------------------------------------------ */
+/* Golden packets: a table, one row per case                           */
+/* ------------------------------------------------------------------ */
 
-	LOAD(ESA_POLICY_ESA, 64, 0);
-	SEND(JA, 0, 100, 2, 0, &r);
-	EXPECT_EQ(XDP_DROP, r.verdict);
-	idx = t_slot_of(&self->e, JA, 100);
-	ASSERT_EQ(0, t_slot(&self->e, idx, &s, sum));
-	EXPECT_EQ(ESA_SLOT_BUSY, s.state);
-	EXPECT_EQ(JA, s.job);
-	EXPECT_EQ(100, s.seq);
-	EXPECT_EQ(2, s.prio);
-	EXPECT_EQ(1, s.bitmap);
-	EXPECT_EQ(1, s.nranks);
-	for (int i = 0; i < NV; i++)
-		EXPECT_EQ(self->v[0][i], sum[i]);
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_RX));
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_CLAIMED));
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_LEARN));
+/*
+ * A chunk of a case: seq itself, or the nth seq of the packet's (or
+ * expectation's) job whose slot is the slot of chunk (slot_job, slot_seq):
+ * two keys meeting in one slot.
+ */
+struct g_seq {
+	__u32	seq;
+	__u16	slot_job;
+	__u32	slot_seq;
+	__u8	nth;
+};
+
+#define SEQ(s)			{ .seq = (s) }
+#define SLOT_OF(j, s)		{ .slot_job = (j), .slot_seq = (s) }
+#define SLOT_OF_NTH(j, s, n)	{ .slot_job = (j), .slot_seq = (s), .nth = (n) }
+
+/* What a step's packet must leave the switch as, byte for byte. */
+enum { G_ANY, G_RESULT, G_TO_PS };
+
+struct g_out {
+	__u8	kind;
+	__u8	flags;		/* the header's */
+	/* G_TO_PS: the PS's address and MAC, then the header's fields */
+	const char *ps;
+	const __u8 *ps_mac;
+	__u8	type, reason;
+	__u16	job, rank;
+	struct g_seq seq;	/* of job */
+	__u8	prio;
+	__u64	bitmap;		/* its values: the sum of these ranks' */
+};
+
+/* The sum of the step's chunk, its rank completing it. */
+#define RESULT(fl)	{ .kind = G_RESULT, .flags = (fl) }
+/* Rewritten from the switch toward PS p (A or B of the topology). */
+#define TO_PS(p, ty, why, fl, j, r, q, pr, bm)				\
+	{ .kind = G_TO_PS, .ps = T_PS_##p, .ps_mac = PS_MAC_##p,	\
+	  .type = ESA_T_##ty, .reason = (why), .flags = (fl), .job = (j), \
+	  .rank = (r), .seq = q, .prio = (pr), .bitmap = (bm) }
+#define PS_MAC_A	t_ps_a_mac
+#define PS_MAC_B	t_ps_b_mac
+
+struct g_ctr {
+	bool	on;
+	__u16	job;
+	int	ctr;		/* ESA_C_* */
+	__u64	val;
+};
+
+#define C(j, name, v)	{ .on = true, .job = (j), .ctr = ESA_C_##name, .val = (v) }
+
+/* The slot of chunk (job, at), and whichever of its fields are given. */
+struct g_slot {
+	bool	on;
+	__u16	of_job;
+	struct g_seq of;
+	bool	c_state, c_job, c_seq, c_prio, c_bitmap, c_nranks, c_vals;
+	__u8	state, prio, nranks;
+	__u16	job;
+	struct g_seq seq;	/* of job */
+	__u64	bitmap;
+	__u64	vals;		/* its sum: of these ranks' values */
+};
+
+#define SLOT(j, q)	.on = true, .of_job = (j), .of = q
+#define STATE(x)	.c_state = true, .state = ESA_SLOT_##x
+#define OWNER(j, q)	.c_job = true, .job = (j), .c_seq = true, .seq = q
+#define OWNER_JOB(j)	.c_job = true, .job = (j)
+#define PRIO(p)		.c_prio = true, .prio = (p)
+#define BITMAP(b)	.c_bitmap = true, .bitmap = (b)
+#define NRANKS(n)	.c_nranks = true, .nranks = (n)
+#define VALS(m)		.c_vals = true, .vals = (m)
+
+struct g_tomb {
+	bool	on;
+	__u16	job;
+	struct g_seq seq;
+	int	kind;
+};
+
+#define TOMB(j, q, k)	{ .on = true, .job = (j), .seq = q, .kind = ESA_TOMB_##k }
+
+/*
+ * One step: rank `rank` of `job` sends chunk `at` (to sw0, the workers'
+ * port), or the job is deleted (del), or the slot of chunk `at` is aged
+ * past the case's stale_ms (age: its stamp moved back, no waiting).  Then
+ * what the switch must have done.
+ */
+struct g_step {
+	__u16	job, rank;
+	struct g_seq at;
+	__u8	prio, flags;
+	bool	del, age;
+	int	verdict;
+	struct g_out out;
+	struct g_ctr ctr[4];
+	struct g_slot slot;
+	struct g_tomb tomb[2];
+};
+
+#define PKT(j, r, q, pr, fl)	.job = (j), .rank = (r), .at = q, .prio = (pr), .flags = (fl)
+#define DEL(j)			.job = (j), .del = true
+#define AGE(j, q)		.job = (j), .at = q, .age = true
+
+/* Where chunk seq of job lands in the pool. */
+struct g_place {
+	bool	on;
+	__u16	job;
+	__u32	seq, slot;
+};
+
+#define PLACE(j, s, at)	{ .on = true, .job = (j), .seq = (s), .slot = (at) }
+
+struct g_case {
+	__u8	policy;
+	__u32	stale_ms;
+	/* what the ranks send instead of the fixture's values */
+	void	(*values)(FIXTURE_DATA(esa) *self);
+	/* what a result must carry, written out (else the ranks' sum) */
+	void	(*want)(__s32 *vals);
+	struct g_place place[3];
+	struct g_step steps[8];
+};
+
+/* The seq chunk q of job stands for. */
+static __u32 g_seq_of(FIXTURE_DATA(esa) *self, __u16 job, const struct g_seq *q)
+{
+	__u32 slot, s = 0;
+
+	if (!q->slot_job)
+		return q->seq;
+	slot = t_slot_of(&self->e, q->slot_job, q->slot_seq);
+	for (int n = 0; n <= q->nth; n++)
+		s = t_seq_for_slot(&self->e, job, slot, n ? s + 1 : 0);
+	return s;
 }
+
+/* The frame step st's packet (chunk seq) must have become. */
+static int g_expect(FIXTURE_DATA(esa) *self, const struct g_case *c,
+		    const struct g_step *st, __u32 seq, const struct t_run *r,
+		    __u8 *buf)
+{
+	const struct g_out *o = &st->out;
+	__s32 vals[NV];
+
+	if (o->kind == G_RESULT) {
+		if (c->want)
+			c->want(vals);
+		else
+			partial(self, esa_full_mask(W), vals);
+		return expect_result(self, st->job, seq, st->prio, st->rank, vals,
+				     o->flags, t_ipid(r), buf);
+	}
+	return expect_ps(self, st->job, st->rank, o->ps, o->ps_mac, o->type,
+			 o->reason, o->flags, o->job, o->rank,
+			 g_seq_of(self, o->job, &o->seq), o->prio, o->bitmap,
+			 partial(self, o->bitmap, vals), buf);
+}
+
+static void g_check_slot(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(esa) *self, const struct g_slot *w, int k)
+{
+	__u32 idx = t_slot_of(&self->e, w->of_job, g_seq_of(self, w->of_job, &w->of));
+	struct esa_slot s;
+	__s32 part[NV];
+	__s64 sum[NV];
+
+	ASSERT_EQ(0, t_slot(&self->e, idx, &s, sum));
+	if (w->c_state)
+		EXPECT_EQ(w->state, s.state) TH_LOG("step %d: slot %u", k, idx);
+	if (w->c_job)
+		EXPECT_EQ(w->job, s.job) TH_LOG("step %d: slot %u", k, idx);
+	if (w->c_seq)
+		EXPECT_EQ(g_seq_of(self, w->job, &w->seq), s.seq) TH_LOG("step %d", k);
+	if (w->c_prio)
+		EXPECT_EQ(w->prio, s.prio) TH_LOG("step %d", k);
+	if (w->c_bitmap)
+		EXPECT_EQ(w->bitmap, s.bitmap) TH_LOG("step %d", k);
+	if (w->c_nranks)
+		EXPECT_EQ(w->nranks, s.nranks) TH_LOG("step %d", k);
+	if (!w->c_vals)
+		return;
+	partial(self, w->vals, part);
+	for (int i = 0; i < NV; i++) {
+		EXPECT_EQ(part[i], sum[i]) TH_LOG("step %d: value %d", k, i);
+	}
+}
+
+/* After step k: its counters, slot and tombstones. */
+static void g_check(struct __test_metadata *_metadata, FIXTURE_DATA(esa) *self,
+		    const struct g_step *st, int k)
+{
+	for (int i = 0; i < 4 && st->ctr[i].on; i++) {
+		const struct g_ctr *x = &st->ctr[i];
+
+		EXPECT_EQ(x->val, t_ctr(&self->e, x->job, x->ctr))
+			TH_LOG("step %d: job %u's %s", k, x->job, esa_counter_names[x->ctr]);
+	}
+	if (st->slot.on)
+		g_check_slot(_metadata, self, &st->slot, k);
+	for (int i = 0; i < 2 && st->tomb[i].on; i++) {
+		const struct g_tomb *t = &st->tomb[i];
+
+		EXPECT_EQ(t->kind, t_tomb(&self->e, t->job, g_seq_of(self, t->job, &t->seq)))
+			TH_LOG("step %d: tombstone of job %u", k, t->job);
+	}
+}
+
+/* Make the slot of chunk seq of job idle past stale_ms. */
+static int g_age(FIXTURE_DATA(esa) *self, __u16 job, __u32 seq, __u32 stale_ms)
+{
+	__u32 idx = t_slot_of(&self->e, job, seq);
+	struct esa_slot s;
+
+	if (bpf_map_lookup_elem(self->e.slots_fd, &idx, &s))
+		return -1;
+	s.stamp_ns = esa_now_ns() - (stale_ms + 1) * 1000000ULL;
+	return bpf_map_update_elem(self->e.slots_fd, &idx, &s, BPF_EXIST);
+}
+
+static void g_step(struct __test_metadata *_metadata, FIXTURE_DATA(esa) *self,
+		   const struct g_case *c, const struct g_step *st, int k)
+{
+	__u32 seq = g_seq_of(self, st->job, &st->at);
+	__u8 want[2048];
+	struct t_run r;
+	int len;
+
+	if (st->del) {
+		ASSERT_EQ(0, esa_job_del(&self->e, st->job));
+	} else if (st->age) {
+		ASSERT_EQ(0, g_age(self, st->job, seq, c->stale_ms));
+	} else {
+		SEND(st->job, st->rank, seq, st->prio, st->flags, &r);
+		EXPECT_EQ(st->verdict, r.verdict) TH_LOG("step %d", k);
+		EXPECT_EQ(0, r.metalen) TH_LOG("step %d", k);
+		if (st->out.kind != G_ANY) {
+			len = g_expect(self, c, st, seq, &r, want);
+			EXPECT_BYTES(&r, want, len);
+		}
+	}
+	g_check(_metadata, self, st, k);
+}
+
+FIXTURE(golden) {
+	FIXTURE_DATA(esa) s;
+};
+
+FIXTURE_VARIANT(golden) {
+	const struct g_case *c;
+};
+
+FIXTURE_SETUP(golden)
+{
+	fixture_init(_metadata, &self->s);
+}
+
+FIXTURE_TEARDOWN(golden)
+{
+	esa_close(&self->s.e);
+}
+
+/* The case of this variant, from a switch of its own with jobs A and B. */
+TEST_F(golden, packets)
+{
+	const struct g_case *c = variant->c;
+	FIXTURE_DATA(esa) *s = &self->s;
+
+	ASSERT_EQ(0, load(s, c->policy, 64, c->stale_ms));
+	if (c->values)
+		c->values(s);
+	for (int i = 0; i < 3 && c->place[i].on; i++)
+		EXPECT_EQ(c->place[i].slot,
+			  t_slot_of(&s->e, c->place[i].job, c->place[i].seq));
+	for (int k = 0; k < 8 && c->steps[k].job; k++)
+		g_step(_metadata, s, c, &c->steps[k], k);
+}
+
+#define GOLDEN(name_, ...)						\
+	static const struct g_case g_##name_ = { __VA_ARGS__ };	\
+	FIXTURE_VARIANT_ADD(golden, name_) { .c = &g_##name_ }
+
+/* Rule 1: a free slot is claimed for (job, seq) with the packet's values. */
+GOLDEN(claim_free_slot,
+	.steps = {
+		{ PKT(JA, 0, SEQ(100), 2, 0), .verdict = XDP_DROP,
+		  .slot = { SLOT(JA, SEQ(100)), STATE(BUSY), OWNER(JA, SEQ(100)),
+			    PRIO(2), BITMAP(1), NRANKS(1), VALS(0x1) },
+		  .ctr = { C(JA, RX, 1), C(JA, CLAIMED, 1), C(JA, LEARN, 1) } },
+	});
 
 /* Rule 2: a new rank of the owning key is added and its bit set. */
-TEST_F(esa, aggregate_adds_new_rank)
-{
-	struct esa_slot s;
-	__s64 sum[NV];
-	struct t_run r;
-
-	LOAD(ESA_POLICY_ESA, 64, 0);
-	SEND(JA, 2, 7, 1, 0, &r);
-	EXPECT_EQ(XDP_DROP, r.verdict);
-	SEND(JA, 0, 7, 1, 0, &r);
-	EXPECT_EQ(XDP_DROP, r.verdict);
-	ASSERT_EQ(0, t_slot(&self->e, t_slot_of(&self->e, JA, 7), &s, sum));
-	EXPECT_EQ(ESA_SLOT_BUSY, s.state);
-	EXPECT_EQ(0x5, s.bitmap);
-	EXPECT_EQ(2, s.nranks);
-	for (int i = 0; i < NV; i++)
-		EXPECT_EQ((__s64)self->v[0][i] + self->v[2][i], sum[i]);
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_AGGREGATED));
-}
+GOLDEN(aggregate_adds_new_rank,
+	.steps = {
+		{ PKT(JA, 2, SEQ(7), 1, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 0, SEQ(7), 1, 0), .verdict = XDP_DROP,
+		  .slot = { SLOT(JA, SEQ(7)), STATE(BUSY), BITMAP(0x5), NRANKS(2),
+			    VALS(0x5) },
+		  .ctr = { C(JA, AGGREGATED, 1) } },
+	});
 
 /* Rule 2: the last rank completes: the sum goes to the job's devmap (one
- * copy per member, addressed by egress), the slot is free at once. */
-TEST_F(esa, complete_multicasts_and_frees_at_once)
-{
-	__u8 want[2048];
-	struct esa_slot s;
-	struct t_run r;
-	int len;
-
-	LOAD(ESA_POLICY_ESA, 64, 0);
-	SEND(JA, 0, 5, 3, 0, &r);
-	SEND(JA, 1, 5, 3, 0, &r);
-	SEND(JA, 2, 5, 3, 0, &r);
-	EXPECT_EQ(XDP_REDIRECT, r.verdict);
-	len = expect_result(self, JA, 5, 3, 2, self->sum, 0, t_ipid(&r), want);
-	EXPECT_BYTES(&r, want, len);
-	EXPECT_EQ(0, r.metalen);
-	ASSERT_EQ(0, t_slot(&self->e, t_slot_of(&self->e, JA, 5), &s, NULL));
-	EXPECT_EQ(ESA_SLOT_FREE, s.state);
-	EXPECT_EQ(ESA_TOMB_DONE, t_tomb(&self->e, JA, 5));
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_COMPLETED));
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_CLAIMED));
-	EXPECT_EQ(2, t_ctr(&self->e, JA, ESA_C_AGGREGATED));
-
-	/* ...and is immediately claimable by another key. */
-	SEND(JB, 0, t_seq_for_slot(&self->e, JB, t_slot_of(&self->e, JA, 5), 0),
-	     0, 0, &r);
-	EXPECT_EQ(XDP_DROP, r.verdict);
-	EXPECT_EQ(1, t_ctr(&self->e, JB, ESA_C_CLAIMED));
-}
+ * copy per member, addressed by egress), the slot is free at once, and
+ * immediately claimable by another key. */
+GOLDEN(complete_multicasts_and_frees_at_once,
+	.steps = {
+		{ PKT(JA, 0, SEQ(5), 3, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 1, SEQ(5), 3, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 2, SEQ(5), 3, 0), .verdict = XDP_REDIRECT, .out = RESULT(0),
+		  .slot = { SLOT(JA, SEQ(5)), STATE(FREE) },
+		  .tomb = { TOMB(JA, SEQ(5), DONE) },
+		  .ctr = { C(JA, COMPLETED, 1), C(JA, CLAIMED, 1),
+			   C(JA, AGGREGATED, 2) } },
+		{ PKT(JB, 0, SLOT_OF(JA, 5), 0, 0), .verdict = XDP_DROP,
+		  .ctr = { C(JB, CLAIMED, 1) } },
+	});
 
 /* Rule 2: a rank already counted is a duplicate, never added twice. */
-TEST_F(esa, duplicate_is_never_added)
-{
-	struct esa_slot s;
-	__s64 sum[NV];
-	struct t_run r;
-
-	LOAD(ESA_POLICY_ESA, 64, 0);
-	SEND(JA, 1, 9, 0, 0, &r);
-	SEND(JA, 1, 9, 0, 0, &r);
-	EXPECT_EQ(XDP_DROP, r.verdict);
-	ASSERT_EQ(0, t_slot(&self->e, t_slot_of(&self->e, JA, 9), &s, sum));
-	EXPECT_EQ(2, s.bitmap);
-	EXPECT_EQ(1, s.nranks);
-	for (int i = 0; i < NV; i++)
-		EXPECT_EQ(self->v[1][i], sum[i]);
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_DUPLICATE));
-}
+GOLDEN(duplicate_is_never_added,
+	.steps = {
+		{ PKT(JA, 1, SEQ(9), 0, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 1, SEQ(9), 0, 0), .verdict = XDP_DROP,
+		  .slot = { SLOT(JA, SEQ(9)), BITMAP(2), NRANKS(1), VALS(0x2) },
+		  .ctr = { C(JA, DUPLICATE, 1) } },
+	});
 
 /* Rule 2: a copy arriving after the result went out starts nothing. */
-TEST_F(esa, late_duplicate_after_completion_dropped)
-{
-	struct esa_slot s;
-	struct t_run r;
-
-	LOAD(ESA_POLICY_ESA, 64, 0);
-	for (int k = 0; k < W; k++)
-		SEND(JA, k, 11, 0, 0, &r);
-	SEND(JA, 1, 11, 0, 0, &r);
-	EXPECT_EQ(XDP_DROP, r.verdict);
-	ASSERT_EQ(0, t_slot(&self->e, t_slot_of(&self->e, JA, 11), &s, NULL));
-	EXPECT_EQ(ESA_SLOT_FREE, s.state);
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_DUPLICATE));
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_CLAIMED));
-}
+GOLDEN(late_duplicate_after_completion_dropped,
+	.steps = {
+		{ PKT(JA, 0, SEQ(11), 0, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 1, SEQ(11), 0, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 2, SEQ(11), 0, 0), .verdict = XDP_REDIRECT },
+		{ PKT(JA, 1, SEQ(11), 0, 0), .verdict = XDP_DROP,
+		  .slot = { SLOT(JA, SEQ(11)), STATE(FREE) },
+		  .ctr = { C(JA, DUPLICATE, 1), C(JA, CLAIMED, 1) } },
+	});
 
 /* Rule 6: a resend after the result went out is answered by the PS. */
-TEST_F(esa, resend_after_completion_goes_to_ps)
-{
-	__u8 want[2048];
-	struct t_run r;
-	int len;
-
-	LOAD(ESA_POLICY_ESA, 64, 0);
-	for (int k = 0; k < W; k++)
-		SEND(JA, k, 12, 4, 0, &r);
-	SEND(JA, 0, 12, 4, ESA_F_RESEND, &r);
-	EXPECT_EQ(XDP_REDIRECT, r.verdict);
-	len = expect_ps(self, JA, 0, T_PS_A, t_ps_a_mac, ESA_T_COLLISION,
-			ESA_R_RESEND, ESA_F_RESEND, JA, 0, 12, 4, 1, self->v[0], want);
-	EXPECT_BYTES(&r, want, len);
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_RESEND_FWD));
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_PS_TX));
-}
+GOLDEN(resend_after_completion_goes_to_ps,
+	.steps = {
+		{ PKT(JA, 0, SEQ(12), 4, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 1, SEQ(12), 4, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 2, SEQ(12), 4, 0), .verdict = XDP_REDIRECT },
+		{ PKT(JA, 0, SEQ(12), 4, ESA_F_RESEND), .verdict = XDP_REDIRECT,
+		  .out = TO_PS(A, COLLISION, ESA_R_RESEND, ESA_F_RESEND, JA, 0,
+			       SEQ(12), 4, 1),
+		  .ctr = { C(JA, RESEND_FWD, 1), C(JA, PS_TX, 1) } },
+	});
 
 /* Rule 3: a higher priority evicts a lower one's partial to the owner's PS,
  * in place: the packet leaves carrying the partial, the slot keeps its
  * values. */
-TEST_F(esa, preempt_sends_partial_to_owner_ps)
-{
-	__s32 part[NV];
-	__u8 want[2048];
-	struct esa_slot s;
-	__s64 sum[NV];
-	struct t_run r;
-	__u32 idx, sb;
-	int len;
-
-	LOAD(ESA_POLICY_ESA, 64, 0);
-	SEND(JA, 0, 20, 1, 0, &r);
-	SEND(JA, 2, 20, 1, 0, &r);
-	idx = t_slot_of(&self->e, JA, 20);
-	sb = t_seq_for_slot(&self->e, JB, idx, 0);
-	SEND(JB, 1, sb, 2, 0, &r);
-	EXPECT_EQ(XDP_REDIRECT, r.verdict);
-	len = expect_ps(self, JB, 1, T_PS_A, t_ps_a_mac, ESA_T_PARTIAL,
-			ESA_R_PREEMPT, 0, JA, ESA_RANK_NONE, 20, 1, 0x5,
-			partial(self, 0x5, part), want);
-	EXPECT_BYTES(&r, want, len);
-	ASSERT_EQ(0, t_slot(&self->e, idx, &s, sum));
-	EXPECT_EQ(ESA_SLOT_BUSY, s.state);
-	EXPECT_EQ(JB, s.job);
-	EXPECT_EQ(sb, s.seq);
-	EXPECT_EQ(2, s.prio);
-	EXPECT_EQ(2, s.bitmap);
-	for (int i = 0; i < NV; i++)
-		EXPECT_EQ(self->v[1][i], sum[i]);
-	EXPECT_EQ(ESA_TOMB_PS, t_tomb(&self->e, JA, 20));
-	EXPECT_EQ(ESA_TOMB_NONE, t_tomb(&self->e, JB, sb));
-	EXPECT_EQ(1, t_ctr(&self->e, JB, ESA_C_PREEMPT_CAUSED));
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_PREEMPT_SUFFERED));
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_EVICTED));
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_PS_TX));
-}
+GOLDEN(preempt_sends_partial_to_owner_ps,
+	.steps = {
+		{ PKT(JA, 0, SEQ(20), 1, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 2, SEQ(20), 1, 0), .verdict = XDP_DROP },
+		{ PKT(JB, 1, SLOT_OF(JA, 20), 2, 0), .verdict = XDP_REDIRECT,
+		  .out = TO_PS(A, PARTIAL, ESA_R_PREEMPT, 0, JA, ESA_RANK_NONE,
+			       SEQ(20), 1, 0x5),
+		  .slot = { SLOT(JA, SEQ(20)), STATE(BUSY),
+			    OWNER(JB, SLOT_OF(JA, 20)), PRIO(2), BITMAP(2),
+			    VALS(0x2) },
+		  .tomb = { TOMB(JA, SEQ(20), PS), TOMB(JB, SLOT_OF(JA, 20), NONE) },
+		  .ctr = { C(JB, PREEMPT_CAUSED, 1), C(JA, PREEMPT_SUFFERED, 1),
+			   C(JA, EVICTED, 1), C(JA, PS_TX, 1) } },
+	});
 
 /* Rule 4: an owner of equal or higher priority keeps the slot; the packet
- * goes to its own PS unaggregated. */
-TEST_F(esa, collision_goes_to_own_ps)
-{
-	__u8 want[2048];
-	struct esa_slot s;
-	struct t_run r;
-	__u32 idx, sb;
-	int len;
-
-	LOAD(ESA_POLICY_ESA, 64, 0);
-	SEND(JA, 0, 30, 3, 0, &r);
-	idx = t_slot_of(&self->e, JA, 30);
-	sb = t_seq_for_slot(&self->e, JB, idx, 0);
-	for (int prio = 3; prio >= 2; prio--) {
-		SEND(JB, prio - 2, sb, prio, 0, &r);
-		EXPECT_EQ(XDP_REDIRECT, r.verdict);
-		len = expect_ps(self, JB, prio - 2, T_PS_B, t_ps_b_mac,
-				ESA_T_COLLISION, prio == 3 ? ESA_R_COLLISION : ESA_R_TOMB,
-				0, JB, prio - 2, sb, prio, 1ULL << (prio - 2),
-				self->v[prio - 2], want);
-		EXPECT_BYTES(&r, want, len);
-	}
-	ASSERT_EQ(0, t_slot(&self->e, idx, &s, NULL));
-	EXPECT_EQ(JA, s.job);
-	EXPECT_EQ(1, s.bitmap);
-	EXPECT_EQ(1, t_ctr(&self->e, JB, ESA_C_COLLISION));
-	EXPECT_EQ(1, t_ctr(&self->e, JB, ESA_C_TOMB_FWD));
-	EXPECT_EQ(0, t_ctr(&self->e, JB, ESA_C_PREEMPT_CAUSED));
-}
+ * goes to its own PS unaggregated (and the chunk's next packet follows it
+ * there, rule 5). */
+GOLDEN(collision_goes_to_own_ps,
+	.steps = {
+		{ PKT(JA, 0, SEQ(30), 3, 0), .verdict = XDP_DROP },
+		{ PKT(JB, 1, SLOT_OF(JA, 30), 3, 0), .verdict = XDP_REDIRECT,
+		  .out = TO_PS(B, COLLISION, ESA_R_COLLISION, 0, JB, 1,
+			       SLOT_OF(JA, 30), 3, 2) },
+		{ PKT(JB, 0, SLOT_OF(JA, 30), 2, 0), .verdict = XDP_REDIRECT,
+		  .out = TO_PS(B, COLLISION, ESA_R_TOMB, 0, JB, 0,
+			       SLOT_OF(JA, 30), 2, 1),
+		  .slot = { SLOT(JA, SEQ(30)), OWNER_JOB(JA), BITMAP(1) },
+		  .ctr = { C(JB, COLLISION, 1), C(JB, TOMB_FWD, 1),
+			   C(JB, PREEMPT_CAUSED, 0) } },
+	});
 
 /* Rule 5: once evicted, a chunk's later packets follow it to the PS: they
- * neither restart it in the switch nor evict anyone. */
-TEST_F(esa, evicted_chunk_follows_to_ps)
-{
-	struct esa_slot s;
-	struct t_run r;
-	__u32 idx, sb;
-
-	LOAD(ESA_POLICY_ESA, 64, 0);
-	SEND(JA, 0, 40, 5, 0, &r);
-	idx = t_slot_of(&self->e, JA, 40);
-	sb = t_seq_for_slot(&self->e, JB, idx, 0);
-	SEND(JB, 0, sb, 6, 0, &r);		/* evicts A */
-	SEND(JA, 1, 40, 7, 0, &r);		/* A, higher prio still */
-	EXPECT_EQ(XDP_REDIRECT, r.verdict);
-	ASSERT_EQ(0, t_slot(&self->e, idx, &s, NULL));
-	EXPECT_EQ(JB, s.job);
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_TOMB_FWD));
-	EXPECT_EQ(0, t_ctr(&self->e, JA, ESA_C_PREEMPT_CAUSED));
-	/* Even once the slot is free again. */
-	SEND(JB, 1, sb, 6, 0, &r);
-	SEND(JB, 2, sb, 6, 0, &r);
-	EXPECT_EQ(XDP_REDIRECT, r.verdict);
-	SEND(JA, 2, 40, 5, 0, &r);
-	EXPECT_EQ(XDP_REDIRECT, r.verdict);
-	EXPECT_EQ(2, t_ctr(&self->e, JA, ESA_C_TOMB_FWD));
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_CLAIMED));
-}
+ * neither restart it in the switch nor evict anyone, even once the slot is
+ * free again. */
+GOLDEN(evicted_chunk_follows_to_ps,
+	.steps = {
+		{ PKT(JA, 0, SEQ(40), 5, 0), .verdict = XDP_DROP },
+		{ PKT(JB, 0, SLOT_OF(JA, 40), 6, 0), .verdict = XDP_REDIRECT },
+		{ PKT(JA, 1, SEQ(40), 7, 0), .verdict = XDP_REDIRECT,
+		  .slot = { SLOT(JA, SEQ(40)), OWNER_JOB(JB) },
+		  .ctr = { C(JA, TOMB_FWD, 1), C(JA, PREEMPT_CAUSED, 0) } },
+		{ PKT(JB, 1, SLOT_OF(JA, 40), 6, 0), .verdict = XDP_DROP },
+		{ PKT(JB, 2, SLOT_OF(JA, 40), 6, 0), .verdict = XDP_REDIRECT },
+		{ PKT(JA, 2, SEQ(40), 5, 0), .verdict = XDP_REDIRECT,
+		  .ctr = { C(JA, TOMB_FWD, 2), C(JA, CLAIMED, 1) } },
+	});
 
 /* Rule 5: a chunk that collided never starts a partial later either. */
-TEST_F(esa, collided_chunk_never_restarts)
-{
-	struct esa_slot s;
-	struct t_run r;
-	__u32 idx, sb;
+GOLDEN(collided_chunk_never_restarts,
+	.steps = {
+		{ PKT(JA, 0, SEQ(50), 5, 0), .verdict = XDP_DROP },
+		{ PKT(JB, 0, SLOT_OF(JA, 50), 1, 0), .verdict = XDP_REDIRECT },
+		{ PKT(JA, 1, SEQ(50), 5, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 2, SEQ(50), 5, 0), .verdict = XDP_REDIRECT },
+		{ PKT(JB, 1, SLOT_OF(JA, 50), 1, 0), .verdict = XDP_REDIRECT,
+		  .slot = { SLOT(JA, SEQ(50)), STATE(FREE) },
+		  .ctr = { C(JB, CLAIMED, 0), C(JB, TOMB_FWD, 1) } },
+	});
 
-	LOAD(ESA_POLICY_ESA, 64, 0);
-	SEND(JA, 0, 50, 5, 0, &r);
-	idx = t_slot_of(&self->e, JA, 50);
-	sb = t_seq_for_slot(&self->e, JB, idx, 0);
-	SEND(JB, 0, sb, 1, 0, &r);		/* collides */
-	SEND(JA, 1, 50, 5, 0, &r);
-	SEND(JA, 2, 50, 5, 0, &r);		/* A completes, slot free */
-	SEND(JB, 1, sb, 1, 0, &r);
-	EXPECT_EQ(XDP_REDIRECT, r.verdict);
-	ASSERT_EQ(0, t_slot(&self->e, idx, &s, NULL));
-	EXPECT_EQ(ESA_SLOT_FREE, s.state);
-	EXPECT_EQ(0, t_ctr(&self->e, JB, ESA_C_CLAIMED));
-	EXPECT_EQ(1, t_ctr(&self->e, JB, ESA_C_TOMB_FWD));
-}
-
-/* Rule 6: a resend flushes the partial still holding its chunk. */
-TEST_F(esa, resend_flushes_partial)
-{
-	__s32 part[NV];
-	__u8 want[2048];
-	struct esa_slot s;
-	struct t_run r;
-	int len;
-
-	LOAD(ESA_POLICY_ESA, 64, 0);
-	SEND(JA, 0, 60, 2, 0, &r);
-	SEND(JA, 1, 60, 2, 0, &r);
-	SEND(JA, 0, 60, 2, ESA_F_RESEND, &r);
-	EXPECT_EQ(XDP_REDIRECT, r.verdict);
-	len = expect_ps(self, JA, 0, T_PS_A, t_ps_a_mac, ESA_T_PARTIAL,
-			ESA_R_FLUSH, 0, JA, ESA_RANK_NONE, 60, 2, 0x3,
-			partial(self, 0x3, part), want);
-	EXPECT_BYTES(&r, want, len);
-	ASSERT_EQ(0, t_slot(&self->e, t_slot_of(&self->e, JA, 60), &s, NULL));
-	EXPECT_EQ(ESA_SLOT_FREE, s.state);
-	EXPECT_EQ(ESA_TOMB_PS, t_tomb(&self->e, JA, 60));
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_RESEND_FLUSH));
-	/* The next resend finds no partial: straight to the PS. */
-	SEND(JA, 1, 60, 2, ESA_F_RESEND, &r);
-	EXPECT_EQ(XDP_REDIRECT, r.verdict);
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_RESEND_FWD));
-}
+/* Rule 6: a resend flushes the partial still holding its chunk; the next
+ * resend finds no partial: straight to the PS. */
+GOLDEN(resend_flushes_partial,
+	.steps = {
+		{ PKT(JA, 0, SEQ(60), 2, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 1, SEQ(60), 2, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 0, SEQ(60), 2, ESA_F_RESEND), .verdict = XDP_REDIRECT,
+		  .out = TO_PS(A, PARTIAL, ESA_R_FLUSH, 0, JA, ESA_RANK_NONE,
+			       SEQ(60), 2, 0x3),
+		  .slot = { SLOT(JA, SEQ(60)), STATE(FREE) },
+		  .tomb = { TOMB(JA, SEQ(60), PS) },
+		  .ctr = { C(JA, RESEND_FLUSH, 1) } },
+		{ PKT(JA, 1, SEQ(60), 2, ESA_F_RESEND), .verdict = XDP_REDIRECT,
+		  .ctr = { C(JA, RESEND_FWD, 1) } },
+	});
 
 /* Rule 6: a resend of the one missing rank completes the chunk. */
-TEST_F(esa, resend_of_missing_rank_completes)
-{
-	__u8 want[2048];
-	struct t_run r;
-	int len;
-
-	LOAD(ESA_POLICY_ESA, 64, 0);
-	SEND(JA, 0, 61, 2, 0, &r);
-	SEND(JA, 1, 61, 2, 0, &r);
-	SEND(JA, 2, 61, 2, ESA_F_RESEND, &r);
-	EXPECT_EQ(XDP_REDIRECT, r.verdict);
-	len = expect_result(self, JA, 61, 2, 2, self->sum, 0, t_ipid(&r), want);
-	EXPECT_BYTES(&r, want, len);
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_COMPLETED));
-}
+GOLDEN(resend_of_missing_rank_completes,
+	.steps = {
+		{ PKT(JA, 0, SEQ(61), 2, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 1, SEQ(61), 2, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 2, SEQ(61), 2, ESA_F_RESEND), .verdict = XDP_REDIRECT,
+		  .out = RESULT(0), .ctr = { C(JA, COMPLETED, 1) } },
+	});
 
 /* Rule 6: a resend with no partial in the switch goes to the PS. */
-TEST_F(esa, resend_without_partial_goes_to_ps)
+GOLDEN(resend_without_partial_goes_to_ps,
+	.steps = {
+		{ PKT(JA, 2, SEQ(62), 0, ESA_F_RESEND), .verdict = XDP_REDIRECT,
+		  .out = TO_PS(A, COLLISION, ESA_R_RESEND, ESA_F_RESEND, JA, 2,
+			       SEQ(62), 0, 4),
+		  .slot = { SLOT(JA, SEQ(62)), STATE(FREE) },
+		  .ctr = { C(JA, CLAIMED, 0) } },
+	});
+
+/* Element 3 leaves int32; element 4 sums to INT32_MIN exactly. */
+static void vals_overflow(FIXTURE_DATA(esa) *self)
 {
-	__u8 want[2048];
-	struct esa_slot s;
-	struct t_run r;
-	int len;
-
-	LOAD(ESA_POLICY_ESA, 64, 0);
-	SEND(JA, 2, 62, 0, ESA_F_RESEND, &r);
-	EXPECT_EQ(XDP_REDIRECT, r.verdict);
-	len = expect_ps(self, JA, 2, T_PS_A, t_ps_a_mac, ESA_T_COLLISION,
-			ESA_R_RESEND, ESA_F_RESEND, JA, 2, 62, 0, 4, self->v[2], want);
-	EXPECT_BYTES(&r, want, len);
-	ASSERT_EQ(0, t_slot(&self->e, t_slot_of(&self->e, JA, 62), &s, NULL));
-	EXPECT_EQ(ESA_SLOT_FREE, s.state);
-	EXPECT_EQ(0, t_ctr(&self->e, JA, ESA_C_CLAIMED));
-}
-
-/* Rule 7: a sum that leaves int32 is flagged, in results... */
-TEST_F(esa, overflow_in_result_is_flagged)
-{
-	__s32 want_v[NV];
-	__u8 want[2048];
-	struct t_run r;
-	int len;
-
-	LOAD(ESA_POLICY_ESA, 64, 0);
 	self->v[0][3] = INT32_MAX;
 	self->v[1][3] = 1;
 	self->v[2][3] = 0;
-	self->v[0][4] = INT32_MIN;	/* and exact sums at the edges pass */
+	self->v[0][4] = INT32_MIN;
 	self->v[1][4] = 0;
 	self->v[2][4] = 0;
-	for (int i = 0; i < NV; i++)
-		want_v[i] = (__s32)((__s64)self->v[0][i] + self->v[1][i] + self->v[2][i]);
-	for (int k = 0; k < W; k++)
-		SEND(JA, k, 70, 0, 0, &r);
-	EXPECT_EQ(XDP_REDIRECT, r.verdict);
-	len = expect_result(self, JA, 70, 0, 2, want_v, ESA_F_OVERFLOW, t_ipid(&r), want);
-	EXPECT_BYTES(&r, want, len);
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_OVERFLOW));
+}
 
-	/* INT32_MIN alone is exact: no flag. */
-	for (int k = 0; k < W; k++) {
+/* Rule 7: a sum that leaves int32 is flagged, in results... */
+GOLDEN(overflow_in_result_is_flagged,
+	.values = vals_overflow,
+	.steps = {
+		{ PKT(JA, 0, SEQ(70), 0, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 1, SEQ(70), 0, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 2, SEQ(70), 0, 0), .verdict = XDP_REDIRECT,
+		  .out = RESULT(ESA_F_OVERFLOW), .ctr = { C(JA, OVERFLOW, 1) } },
+	});
+
+static void vals_int32_min(FIXTURE_DATA(esa) *self)
+{
+	for (int k = 0; k < W; k++)
 		for (int i = 0; i < NV; i++)
 			self->v[k][i] = k == 0 ? INT32_MIN : 0;
-		SEND(JA, k, 71, 0, 0, &r);
-	}
-	EXPECT_EQ(XDP_REDIRECT, r.verdict);
-	EXPECT_EQ(0, ((const struct esa_hdr *)(r.pkt + T_HDRS))->flags);
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_OVERFLOW));
+}
+
+/* ... where INT32_MIN alone is exact: no flag. */
+GOLDEN(int32_min_is_no_overflow,
+	.values = vals_int32_min,
+	.steps = {
+		{ PKT(JA, 0, SEQ(71), 0, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 1, SEQ(71), 0, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 2, SEQ(71), 0, 0), .verdict = XDP_REDIRECT,
+		  .out = RESULT(0), .ctr = { C(JA, OVERFLOW, 0) } },
+	});
+
+static void vals_partial_overflow(FIXTURE_DATA(esa) *self)
+{
+	self->v[0][0] = INT32_MIN;
+	self->v[1][0] = -1;
 }
 
 /* Rule 7: ...and in partials. */
-TEST_F(esa, overflow_in_partial_is_flagged)
+GOLDEN(overflow_in_partial_is_flagged,
+	.values = vals_partial_overflow,
+	.steps = {
+		{ PKT(JA, 0, SEQ(80), 0, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 1, SEQ(80), 0, 0), .verdict = XDP_DROP },
+		{ PKT(JB, 0, SLOT_OF(JA, 80), 1, 0), .verdict = XDP_REDIRECT,
+		  .out = TO_PS(A, PARTIAL, ESA_R_PREEMPT, ESA_F_OVERFLOW, JA,
+			       ESA_RANK_NONE, SEQ(80), 0, 0x3),
+		  .ctr = { C(JA, OVERFLOW, 1) } },
+	});
+
+static void vals_extreme(FIXTURE_DATA(esa) *self)
 {
-	const struct esa_hdr *h;
-	struct t_run r;
-	__u32 idx, sb;
-
-	LOAD(ESA_POLICY_ESA, 64, 0);
-	self->v[0][0] = INT32_MIN;
-	self->v[1][0] = -1;
-	SEND(JA, 0, 80, 0, 0, &r);
-	SEND(JA, 1, 80, 0, 0, &r);
-	idx = t_slot_of(&self->e, JA, 80);
-	sb = t_seq_for_slot(&self->e, JB, idx, 0);
-	SEND(JB, 0, sb, 1, 0, &r);
-	EXPECT_EQ(XDP_REDIRECT, r.verdict);
-	h = (const void *)(r.pkt + T_HDRS);
-	EXPECT_EQ(ESA_T_PARTIAL, h->type);
-	EXPECT_EQ(ESA_F_OVERFLOW, h->flags);
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_OVERFLOW));
-}
-
-/* Sums of large negative and positive values stay exact. */
-TEST_F(esa, extreme_values_sum_exactly)
-{
-	__s32 want_v[NV];
-	__u8 want[2048];
-	struct t_run r;
-	int len;
-
-	LOAD(ESA_POLICY_ESA, 64, 0);
 	for (int i = 0; i < NV; i++) {
 		self->v[0][i] = i % 2 ? INT32_MAX : INT32_MIN;
 		self->v[1][i] = i % 2 ? INT32_MIN : INT32_MAX;
 		self->v[2][i] = -i;
-		want_v[i] = -1 - i;
 	}
-	for (int k = 0; k < W; k++)
-		SEND(JA, k, 90, 0, 0, &r);
-	len = expect_result(self, JA, 90, 0, 2, want_v, 0, t_ipid(&r), want);
-	EXPECT_BYTES(&r, want, len);
 }
 
-/* Rule 1: a slot held by a deleted job is free, without any scan. */
-TEST_F(esa, deleted_job_slot_is_free)
+static void want_extreme(__s32 *vals)
 {
-	struct esa_slot s;
-	struct t_run r;
-	__u32 idx, sb;
-
-	LOAD(ESA_POLICY_ESA, 64, 0);
-	SEND(JA, 0, 100, 7, 0, &r);
-	idx = t_slot_of(&self->e, JA, 100);
-	ASSERT_EQ(0, esa_job_del(&self->e, JA));
-	sb = t_seq_for_slot(&self->e, JB, idx, 0);
-	SEND(JB, 0, sb, 0, 0, &r);		/* lowest priority still wins */
-	EXPECT_EQ(XDP_DROP, r.verdict);
-	ASSERT_EQ(0, t_slot(&self->e, idx, &s, NULL));
-	EXPECT_EQ(JB, s.job);
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_RECLAIMED));
-	EXPECT_EQ(1, t_ctr(&self->e, JB, ESA_C_CLAIMED));
-	/* The deleted job's packets are dropped and counted. */
-	SEND(JA, 1, 100, 7, 0, &r);
-	EXPECT_EQ(XDP_DROP, r.verdict);
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_DROP_JOB));
+	for (int i = 0; i < NV; i++)
+		vals[i] = -1 - i;
 }
+
+/* Sums of large negative and positive values stay exact. */
+GOLDEN(extreme_values_sum_exactly,
+	.values = vals_extreme, .want = want_extreme,
+	.steps = {
+		{ PKT(JA, 0, SEQ(90), 0, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 1, SEQ(90), 0, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 2, SEQ(90), 0, 0), .verdict = XDP_REDIRECT,
+		  .out = RESULT(0) },
+	});
+
+/* Rule 1: a slot held by a deleted job is free, without any scan (the
+ * lowest priority still wins it); the deleted job's packets are dropped
+ * and counted. */
+GOLDEN(deleted_job_slot_is_free,
+	.steps = {
+		{ PKT(JA, 0, SEQ(100), 7, 0), .verdict = XDP_DROP },
+		{ DEL(JA) },
+		{ PKT(JB, 0, SLOT_OF(JA, 100), 0, 0), .verdict = XDP_DROP,
+		  .slot = { SLOT(JA, SEQ(100)), OWNER_JOB(JB) },
+		  .ctr = { C(JA, RECLAIMED, 1), C(JB, CLAIMED, 1) } },
+		{ PKT(JA, 1, SEQ(100), 7, 0), .verdict = XDP_DROP,
+		  .ctr = { C(JA, DROP_JOB, 1) } },
+	});
+
+/* A partial idle past the ageing limit goes to its PS to make room; one not
+ * yet idle keeps its slot. */
+GOLDEN(idle_partial_ages_out,
+	.stale_ms = 1000,
+	.steps = {
+		{ PKT(JA, 0, SEQ(130), 7, 0), .verdict = XDP_DROP },
+		{ PKT(JB, 0, SLOT_OF(JA, 130), 0, 0), .verdict = XDP_REDIRECT,
+		  .ctr = { C(JB, COLLISION, 1) } },
+		{ AGE(JA, SEQ(130)) },
+		{ PKT(JB, 0, SLOT_OF_NTH(JA, 130, 1), 0, 0), .verdict = XDP_REDIRECT,
+		  .out = TO_PS(A, PARTIAL, ESA_R_AGED, 0, JA, ESA_RANK_NONE,
+			       SEQ(130), 7, 0x1),
+		  .ctr = { C(JA, AGED, 1), C(JA, EVICTED, 1) } },
+	});
+
+/* Policy switchml: each job aggregates in its own region only. */
+GOLDEN(switchml_regions_are_private,
+	.policy = ESA_POLICY_SWITCHML,
+	.place = { PLACE(JA, 5, 5), PLACE(JB, 5, 32 + 5), PLACE(JA, 32 + 5, 5) },
+	.steps = {
+		{ PKT(JA, 0, SEQ(5), 0, 0), .verdict = XDP_DROP },
+		{ PKT(JB, 0, SEQ(5), 7, 0), .verdict = XDP_DROP },
+		/* same slot, an older chunk there: collides */
+		{ PKT(JA, 0, SEQ(37), 0, 0), .verdict = XDP_REDIRECT,
+		  .slot = { SLOT(JA, SEQ(5)), OWNER(JA, SEQ(5)) },
+		  .ctr = { C(JA, COLLISION, 1), C(JB, PREEMPT_CAUSED, 0) } },
+	});
 
 /* Rule 1: a lease that ran out frees the job's slots; its next packet
  * renews the lease under a new generation. */
@@ -622,31 +785,6 @@ TEST_F(esa, job_id_reuse_starts_new_generation)
 	EXPECT_EQ(esa_job_gen(&j), s.gen);
 	EXPECT_EQ(2, s.bitmap);
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_RECLAIMED));
-}
-
-/* A partial idle past the ageing limit goes to its PS to make room. */
-TEST_F(esa, idle_partial_ages_out)
-{
-	const struct esa_hdr *h;
-	struct t_run r;
-	__u32 idx, sb;
-
-	LOAD(ESA_POLICY_ESA, 64, 20);
-	SEND(JA, 0, 130, 7, 0, &r);
-	idx = t_slot_of(&self->e, JA, 130);
-	sb = t_seq_for_slot(&self->e, JB, idx, 0);
-	SEND(JB, 0, sb, 0, 0, &r);		/* not yet idle: collides */
-	EXPECT_EQ(1, t_ctr(&self->e, JB, ESA_C_COLLISION));
-	usleep(80 * 1000);
-	sb = t_seq_for_slot(&self->e, JB, idx, sb + 1);
-	SEND(JB, 0, sb, 0, 0, &r);
-	EXPECT_EQ(XDP_REDIRECT, r.verdict);
-	h = (const void *)(r.pkt + T_HDRS);
-	EXPECT_EQ(ESA_T_PARTIAL, h->type);
-	EXPECT_EQ(ESA_R_AGED, h->reason);
-	EXPECT_EQ(JA, ntohs(h->job));
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_AGED));
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_EVICTED));
 }
 
 /* Rule 8: malformed, spoofed and unknown packets are dropped and counted,
@@ -1206,28 +1344,6 @@ TEST_F(esa, atp_holds_slot_until_ps_ack)
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_ACK_STALE));
 	EXPECT_EQ(2, t_ctr(&self->e, JA, ESA_C_DROP_ACK));
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_ACK));
-}
-
-/* Policy switchml: each job aggregates in its own region only. */
-TEST_F(esa, switchml_regions_are_private)
-{
-	struct esa_slot s;
-	struct t_run r;
-
-	LOAD(ESA_POLICY_SWITCHML, 64, 0);
-	EXPECT_EQ(5, t_slot_of(&self->e, JA, 5));
-	EXPECT_EQ(32 + 5, t_slot_of(&self->e, JB, 5));
-	EXPECT_EQ(5, t_slot_of(&self->e, JA, 32 + 5));
-	SEND(JA, 0, 5, 0, 0, &r);
-	SEND(JB, 0, 5, 7, 0, &r);
-	EXPECT_EQ(XDP_DROP, r.verdict);		/* its own slot: claimed */
-	SEND(JA, 0, 37, 0, 0, &r);		/* same slot, older chunk there */
-	EXPECT_EQ(XDP_REDIRECT, r.verdict);
-	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_COLLISION));
-	ASSERT_EQ(0, t_slot(&self->e, 5, &s, NULL));
-	EXPECT_EQ(JA, s.job);
-	EXPECT_EQ(5, s.seq);
-	EXPECT_EQ(0, t_ctr(&self->e, JB, ESA_C_PREEMPT_CAUSED));
 }
 
 /*
