@@ -18,13 +18,17 @@
 #   job 3: 3 ranks, all under leaf 1: it never touches the spine (int32)
 #
 # Windows of 32 chunks against 64 slots a leaf and 32 at the spine: both
-# levels contend (job 2 preempts job 1 at the spine).  Per scenario (clean,
-# 1% and 5% loss on every leaf-spine link, leaf 2's link down for 1.5 s
-# mid-run, policy atp with 1% loss): every sum exact at every rank; the
-# counters of each level tell the story: leaves send sums up and each
-# result from the spine once to each of their ranks, the spine sends each
-# result once to each leaf and once to the PS, the PS finishes what the
-# network lost.  Prints TAP.  KEEP=1 keeps the logs.
+# levels contend (job 2 preempts job 1 at the spine); policy switchml gets a
+# window's region per job at each box instead.  Per scenario (clean, 1% and
+# 5% loss on every leaf-spine link, leaf 2's link down for 1.5 s mid-run,
+# policies atp and switchml with 1% loss, and clean with the switches in
+# generic mode): every sum exact at every rank, each result taken once by
+# each worker (a duplicate only where a resend asked again), every result
+# the switch chain sent taken (without loss, most results came that way,
+# not from the PS); the counters of each level tell the story: leaves send
+# sums up and each result from the spine once to each of their ranks, the
+# spine sends each result once to each leaf and once to the PS, the PS
+# finishes what the network lost.  Prints TAP.  KEEP=1 keeps the logs.
 set -u
 cd "$(dirname "$0")/../.."
 B=${OUTPUT:-build}
@@ -62,15 +66,20 @@ check "topology: a spine, three leaves behind shaped links, five worker hosts, a
 # shape L [SECTION]: leaf L's link at 400 Mbit/s each way, maybe lossy.
 shape() { tiers_shape $1 400mbit ${2:-}; }
 
-# load POLICY: the spine (32 slots) and the leaves (64 slots each).
+# load POLICY: the spine (32 slots) and the leaves (64 slots each); for
+# switchml's static regions, a window (32) for each job at each box.
 load() {
-	local l
-	tiers_load sp addr $SPINE slots 32 values 256 policy $1 || return 1
+	local l sp=32 lf=64
+	[ $1 = switchml ] && sp=64 lf=96
+	tiers_load sp addr $SPINE slots $sp values 256 policy $1 || return 1
 	for l in 1 2 3; do
-		tiers_load l$l addr 10.254.$l.1 slots 64 values 256 policy $1 || return 1
+		tiers_load l$l addr 10.254.$l.1 slots $lf values 256 policy $1 || return 1
 	done
 	tiers_resolve
 }
+
+# region: switchml's words of a job's registration (esactl places it).
+region() { [ $POLICY = switchml ] && echo region auto 32; }
 
 # Each rank's address: job J rank R lives on host H at port 60J(R).
 a() { echo 10.$((10 + ${1%.*})).${1#*.}.2:$2; }
@@ -91,7 +100,7 @@ leaf_words() {
 	for i in "${!addrs[@]}"; do
 		[ "${leaves[$i]}" = $l ] && printf ' %s' "${addrs[$i]}" || printf ' -'
 	done
-	printf ' upstream %s max-prio 3\n' $SPINE
+	printf ' upstream %s max-prio 3 %s\n' $SPINE "$(region)"
 }
 
 register() {
@@ -100,11 +109,11 @@ register() {
 		sw l$l job add $(leaf_words $l 1 J1 J1L | cut -d' ' -f2-) || return 1
 		sw l$l job add $(leaf_words $l 2 J2 J2L | cut -d' ' -f2-) || return 1
 	done
-	sw l1 job add 3 ps $PS workers "${J3[@]}" max-prio 3 || return 1
+	sw l1 job add 3 ps $PS workers "${J3[@]}" max-prio 3 $(region) || return 1
 	sw sp job add 1 ps $PS leaves 10.254.1.1=0-1 10.254.2.1=2-3 10.254.3.1=4-5 \
-		max-prio 3 || return 1
+		max-prio 3 $(region) || return 1
 	sw sp job add 2 ps $PS leaves 10.254.2.1=0,2 10.254.1.1=1 10.254.3.1=3 \
-		max-prio 3
+		max-prio 3 $(region)
 }
 
 # esa-jobs' words for job ID of ADDRS under LEAVES (each worker to its leaf).
@@ -133,7 +142,7 @@ c() { json $LOG/$S.$1.json "job($2)['$3']"; }
 # scenario NAME POLICY LOSS [down]: the three jobs through both levels.
 scenario() {
 	local rc x down=${4:-} pspid downpid
-	S=$1
+	S=$1 POLICY=$2
 	for x in 1 2 3; do shape $x $3 || { nok "$S: links shaped"; return; }; done
 	load $2 || { nok "$S: switches loaded ($2)"; return; }
 	register || { nok "$S: jobs registered at the leaves and the spine"; return; }
@@ -170,7 +179,36 @@ scenario() {
 	done
 	check "$S: every allreduce of the 3 jobs right at every rank" \
 		[ "$(json $LOG/$S.run.json 'all(x["ok"] for x in d["jobs"])')" = True ]
+	worker_checks "$3$down"
 	level_checks "$3$down"
+}
+
+# What the workers saw.  Each packet a worker sent got exactly one result
+# (a second copy only where a resend asked for one: the PS answers a
+# resend whatever the switches sent).  Every result copy the leaves sent
+# their ranks (the host links lose nothing) was taken, or was a duplicate
+# of the PS's answer; without loss most results came that way (over all
+# jobs: job 1, preempted at the spine by design, gets many from the PS).
+worker_checks() {
+	local x l v tx got dup bad=0 msg= all=0 rx
+	check "$S: each packet of every worker got one result, duplicates within resends ($(json $LOG/$S.run.json '", ".join("job %d %d of %d, %d dup of %d resends" % (x["job"], x["rx_results"], x["tx_packets"] - x["tx_resends"], x["rx_duplicates"], x["tx_resends"]) for x in d["jobs"])'))" \
+		[ "$(json $LOG/$S.run.json 'all(x["rx_results"] == x["tx_packets"] - x["tx_resends"] and x["rx_duplicates"] <= x["tx_resends"] for x in d["jobs"])')" = True ]
+	for x in 1 2 3; do
+		tx=0
+		for l in 1 2 3; do
+			v=$(c l$l $x result_tx)
+			tx=$((tx + ${v:-0}))
+		done
+		got=$(json $LOG/$S.run.json "job($x)['rx_results'] - job($x)['rx_from_ps']")
+		dup=$(json $LOG/$S.run.json "job($x)['rx_duplicates']")
+		msg="$msg job $x $got of $tx;"
+		[ "${got:-0}" -gt 0 -a "${got:-0}" -le $tx -a $((got + dup)) -ge $tx ] || bad=1
+		all=$((all + got))
+	done
+	rx=$(json $LOG/$S.run.json 'sum(x["rx_results"] for x in d["jobs"])')
+	[ -n "$1" ] || [ $((2 * all)) -gt $rx ] || bad=1
+	check "$S: the workers took every result the switch chain sent them ($all of their $rx results${1:+; lossy or failing links: the PS answers many resends}):$msg" \
+		[ $bad = 0 ]
 }
 
 # What each level did.  Every result a leaf gets from the spine goes once
@@ -217,6 +255,11 @@ scenario loss1 esa loss1
 scenario loss5 esa loss5
 scenario linkdown esa "" down
 scenario atp-loss1 atp loss1
+scenario switchml-loss1 switchml loss1
+# generic (SKB) mode: the switches' results fan out through tc (esa_tc_fan)
+TOPO_MODE=generic
+scenario generic esa ""
+TOPO_MODE=
 
 echo "1..$n"
 [ $fail = 0 ]

@@ -13,6 +13,10 @@
 #               leaf L, p250 10.9.250.1 to the PS host
 #   ns $P-h250  the PS host, 10.9.250.2
 #
+# TOPO_MODE=generic attaches the switches in generic (SKB) mode, and turns
+# UDP segmentation offload off where a host's datagrams enter a switch port
+# (native XDP does that itself: selftests/hosts/topo.sh, topo_wire_gso).
+#
 # Set B (build dir) and P (unique prefix) before calling tiers_init.
 
 tiers_init() {
@@ -137,7 +141,20 @@ tiers_load() {
 	sw $x prog unload >/dev/null 2>&1
 	[ "$1" = - ] && return 0
 	sw $x prog load "$@" || return 1
-	for d in $(tiers_ports $x); do sw $x dev attach $d || return 1; done
+	for d in $(tiers_ports $x); do
+		sw $x dev attach $d ${TOPO_MODE:+mode $TOPO_MODE} || return 1
+	done
+	tiers_gso
+}
+
+# tiers_gso: segmentation offload of the hosts' links off in generic mode.
+tiers_gso() {
+	local x g=on
+	[ "${TOPO_MODE:-}" = generic ] && g=off
+	for x in $TIERS_HOSTS 250; do
+		ip netns exec $P-h$x ethtool -K eth0 tx-udp-segmentation $g >/dev/null 2>&1
+	done
+	return 0
 }
 
 # tiers_resolve: every next hop resolved (the XDP programs resolve none).
