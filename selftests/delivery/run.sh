@@ -73,7 +73,7 @@ J4="$J4 max-prio 3 region auto 64"
 ps_words() { echo "$1" | sed 's/@[^ ]*//g'; }
 
 # esa-jobs' words: the workers in their namespaces.
-W1="job 1 ps=$PS dtype=f32 prio=1 prio_max=3 iters=10 worker netns=/run/netns/$P-h1 10.9.1.2:6001 worker netns=/run/netns/$P-h2.1 10.9.2.2:6001 worker netns=/run/netns/$P-h2.2 10.9.2.3:6001"
+W1="job 1 ps=$PS dtype=f32 prio=1 prio_max=3 iters=20 worker netns=/run/netns/$P-h1 10.9.1.2:6001 worker netns=/run/netns/$P-h2.1 10.9.2.2:6001 worker netns=/run/netns/$P-h2.2 10.9.2.3:6001"
 W2="job 2 ps=$PS dtype=i32 prio=2 prio_max=3 worker netns=/run/netns/$P-h2.3 10.9.2.4:6002 worker netns=/run/netns/$P-h3 10.9.3.2:6002"
 W3="job 3 ps=$PS dtype=f32 prio=1 prio_max=3 worker netns=/run/netns/$P-h3 10.9.3.2:6003"
 W4="job 4 ps=$PS dtype=i32 prio=3 prio_max=3 window=4 elems=16384"
