@@ -28,7 +28,8 @@
 # not from the PS); the counters of each level tell the story: leaves send
 # sums up and each result from the spine once to each of their ranks, the
 # spine sends each result once to each leaf and once to the PS, the PS
-# finishes what the network lost.  Prints TAP.  KEEP=1 keeps the logs.
+# finishes what the network lost.  Then make bench-multirack, small: it
+# runs, and ends with its line.  Prints TAP.  KEEP=1 keeps the logs.
 set -u
 cd "$(dirname "$0")/../.."
 B=${OUTPUT:-build}
@@ -260,6 +261,26 @@ scenario switchml-loss1 switchml loss1
 TOPO_MODE=generic
 scenario generic esa ""
 TOPO_MODE=
+
+# make bench-multirack, small: it runs end to end, its sums are right (it
+# fails otherwise), two levels put fewer bytes on the leaf-spine links
+# than flat, and it ends with its line.  Its times are not judged.
+multirack() {
+	local out=$LOG/multirack.txt line fb tb
+	OUTPUT=$B MULTIRACK_ITERS=2 MULTIRACK_ELEMS=64K \
+		MULTIRACK_SIM_ARGS="--jobs 8 --load 4 --scale 0.001 --iters 2-3 --pool 256 --window 32" \
+		timeout 600 user/bench/multirack.sh >$out 2>&1
+	check "bench-multirack ran, every allreduce right flat and on two levels" [ $? = 0 ]
+	sed -n 's/^testbed: /# /p' $out
+	fb=$(sed -n 's/^testbed: .* flat=\([0-9]*\) two_level=\([0-9]*\) .*/\1/p' $out)
+	tb=$(sed -n 's/^testbed: .* flat=\([0-9]*\) two_level=\([0-9]*\) .*/\2/p' $out)
+	check "bench-multirack: two levels put fewer bytes on the leaf-spine links (${tb:-?} against ${fb:-?} a run)" \
+		[ -n "$fb" -a -n "$tb" ] && [ "$tb" -gt 0 -a "$tb" -lt "$fb" ]
+	line=$(tail -n 1 $out)
+	check "bench-multirack ends with its line: $line" \
+		grep -Eqx 'multirack: uplink_bytes_ratio=[0-9.]+ jct_speedup_vs_flat=[0-9.]+' <<<"$line"
+}
+multirack
 
 echo "1..$n"
 [ $fail = 0 ]

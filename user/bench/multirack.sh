@@ -135,7 +135,10 @@ echo "testbed: uplink_bytes_per_allreduce flat=${fb%.*} two_level=${tb%.*} ratio
 
 echo
 echo "simulator:"
-sim=$($B/esa_sim --multirack ${MULTIRACK_SIM_ARGS:-} | tee /dev/stderr | grep '^multirack-sim:') ||
-	die "the simulator's multi-rack comparison failed"
+$B/esa_sim --multirack ${MULTIRACK_SIM_ARGS:-} >$LOG/sim.txt ||
+	{ cat $LOG/sim.txt; die "the simulator's multi-rack comparison failed"; }
+cat $LOG/sim.txt
+sim=$(grep '^multirack-sim: uplink_bytes_ratio=' $LOG/sim.txt) ||
+	die "the simulator printed no multirack-sim line"
 jct=$(echo "$sim" | sed -n 's/.*jct_speedup_vs_flat=\([0-9.]*\).*/\1/p')
 echo "multirack: uplink_bytes_ratio=$ratio jct_speedup_vs_flat=$jct"
