@@ -297,16 +297,32 @@ static __always_inline int esa_data(struct xdp_md *ctx, struct ethhdr *eth,
 }
 
 /*
- * Policy atp: the PS's ack of a held sum frees the slot and goes to the
- * workers as their result.  Only from the job's PS (its address, port and,
- * where the job's members are known, the port it lives behind), and only
- * for a sum held in a slot with the same key and generation: anything else
- * is dropped and counted (drop_ack; a repeat of the PS, acks_stale), never
- * sent to the workers.
+ * Did the frame come in from the PS's next hop, as the switch's route to
+ * the PS has it (the port and MAC its held sums went to)?  An ack follows a
+ * held sum, whose sending resolved and cached that route.
  */
-static __always_inline int esa_ack(struct xdp_md *ctx, struct iphdr *ip,
-				   struct udphdr *udp, struct esa_hdr *h,
-				   __u32 jid, struct esa_counters *jc)
+static __always_inline int esa_from_ps_hop(struct xdp_md *ctx,
+					   const struct ethhdr *eth, __u32 jid)
+{
+	__u32 key = ESA_ROUTE(jid, ESA_ROUTE_PS);
+	const struct esa_route *rt = bpf_map_lookup_elem(&esa_routes, &key);
+
+	return rt && rt->stamp_ns && rt->ifindex == ctx->ingress_ifindex &&
+	       esa_mac_eq(eth->h_source, rt->dmac);
+}
+
+/*
+ * Policy atp: the PS's ack of a held sum frees the slot and goes to the
+ * workers as their result.  Only from the job's PS (its address, port, and
+ * the port and MAC it is reached through), and only for a sum held in a
+ * slot with the same key and generation: anything else is dropped and
+ * counted (drop_ack; a repeat of the PS, acks_stale), never sent to the
+ * workers.
+ */
+static __always_inline int esa_ack(struct xdp_md *ctx, struct ethhdr *eth,
+				   struct iphdr *ip, struct udphdr *udp,
+				   struct esa_hdr *h, __u32 jid,
+				   struct esa_counters *jc)
 {
 	__u32 seq = bpf_ntohl(h->seq), idx, gen, reg, base, size, n, psi;
 	const struct esa_fanout *fan;
@@ -323,7 +339,8 @@ static __always_inline int esa_ack(struct xdp_md *ctx, struct iphdr *ip,
 	psi = fan ? fan->ps : ESA_FAN_MAX;
 	if (ps.ip != ip->saddr || ps.port != udp->source ||
 	    (fan && fan->reg == reg && psi < ESA_FAN_MAX &&
-	     fan->m[psi].ifindex != ctx->ingress_ifindex))
+	     fan->m[psi].ifindex != ctx->ingress_ifindex) ||
+	    !esa_from_ps_hop(ctx, eth, jid))
 		return esa_drop(jc, ESA_C_DROP_ACK);
 	if ((h->flags & ~ESA_F_OVERFLOW) || h->resv || h->reason ||
 	    h->rank != bpf_htons(ESA_RANK_NONE) ||
@@ -417,7 +434,7 @@ int esa_xdp(struct xdp_md *ctx)
 	if (h->type == ESA_T_DATA)
 		return esa_data(ctx, eth, udp, h, vals, jid, jc);
 	if (h->type == ESA_T_ACK && esa_cfg.policy == ESA_POLICY_ATP)
-		return esa_ack(ctx, ip, udp, h, jid, jc);
+		return esa_ack(ctx, eth, ip, udp, h, jid, jc);
 	if (h->type == ESA_T_RESULT)
 		return esa_down(ctx, ip, udp, h, jid, jc);
 	return esa_drop(jc, ESA_C_DROP_TYPE);

@@ -1314,6 +1314,12 @@ TEST_F(esa, atp_holds_slot_until_ps_ack)
 	ASSERT_EQ(0, t_send(&self->e, &ack, self->n.sw0, &r));
 	EXPECT_EQ(XDP_DROP, r.verdict);
 	EXPECT_EQ(2, t_ctr(&self->e, JA, ESA_C_DROP_ACK));
+	/* ... nor from the PS's port with another MAC than the PS's */
+	memcpy(ack.dmac, self->n.sw1_mac, 6);
+	ASSERT_EQ(0, t_send(&self->e, &ack, self->n.sw1, &r));
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	EXPECT_EQ(3, t_ctr(&self->e, JA, ESA_C_DROP_ACK));
+	memcpy(ack.smac, t_ps_a_mac, 6);
 	/* ... nor one with a reason */
 	ack.reason = ESA_R_HOLD;
 	ASSERT_EQ(0, t_send(&self->e, &ack, self->n.sw1, &r));
@@ -1342,7 +1348,7 @@ TEST_F(esa, atp_holds_slot_until_ps_ack)
 	ASSERT_EQ(0, t_send(&self->e, &ack, self->n.sw1, &r));
 	EXPECT_EQ(XDP_DROP, r.verdict);
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_ACK_STALE));
-	EXPECT_EQ(2, t_ctr(&self->e, JA, ESA_C_DROP_ACK));
+	EXPECT_EQ(3, t_ctr(&self->e, JA, ESA_C_DROP_ACK));
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_ACK));
 }
 
@@ -1810,6 +1816,8 @@ TEST_F(esa, atp_holds_at_the_top_only)
 	ack.bitmap = 0xf;
 	ack.saddr = t_ip(T_PS_A);
 	ack.sport = T_PS_PORT;
+	memcpy(ack.smac, t_ps_a_mac, 6);
+	memcpy(ack.dmac, self->n.sw1_mac, 6);
 	ASSERT_EQ(0, t_send(&self->e, &ack, self->n.sw1, &r));
 	EXPECT_EQ(XDP_REDIRECT, r.verdict);
 	EXPECT_EQ(1, t_ctr(&self->e, JS, ESA_C_ACK));

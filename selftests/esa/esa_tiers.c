@@ -201,6 +201,7 @@ static void ack_held(struct __test_metadata *_metadata, struct tiers *t,
 	t->acks++;
 	o->type = ESA_T_ACK;
 	o->reason = 0;
+	t_reply_macs(o);	/* from the PS, where the held sum went */
 	o->saddr = t_ip(T_PS_B);
 	o->sport = T_PS_PORT;
 	o->daddr = e == &t->spine ? t_ip(SPINE) : e == &t->leaf[0] ? leaf_ip(0) : leaf_ip(1);

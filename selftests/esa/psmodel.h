@@ -230,6 +230,7 @@ static inline int pm_send(struct pm *pm, struct esa *e, const struct t_net *n,
 	    o.reason == ESA_R_HOLD) {
 		o.type = ESA_T_ACK;
 		o.reason = 0;
+		t_reply_macs(&o);	/* from the PS, where the sum went */
 		o.saddr = o.daddr;
 		o.sport = T_PS_PORT;
 		o.daddr = t_ip(T_SW_IP);

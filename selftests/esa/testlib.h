@@ -284,6 +284,16 @@ static inline struct t_pkt t_data(const struct t_net *n, __u16 job, __u16 rank,
 	return p;
 }
 
+/* A reply to packet p: the frame comes back from where p went. */
+static inline void t_reply_macs(struct t_pkt *p)
+{
+	__u8 m[6];
+
+	memcpy(m, p->dmac, 6);
+	memcpy(p->dmac, p->smac, 6);
+	memcpy(p->smac, m, 6);
+}
+
 struct t_run {
 	int	verdict;
 	__u8	out[2048];
