@@ -1,11 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# mutants.sh [NAME...]: put each bug that issue 12 found back into a copy of
-# today's module, one at a time, boot it in the test VM (vmtest.sh with
-# ESA_VM_KMOD_SRC) and say whether the tests meant to catch that bug fail.
-# A test that passes on its mutant cannot see its bug.  Takes about two
-# minutes a mutant and kernel; prints one line a mutant and ends with
-# "N caught, N missed".  The same cache and environment as vmtest.sh.
+# mutants.sh [NAME...]: put each bug that issue 12 found (and a few that
+# later work could bring) back into a copy of today's module or data plane,
+# one at a time, boot it in the test VM (vmtest.sh with ESA_VM_KMOD_SRC, or
+# ESA_VM_KFUNC_OBJECT) and say whether the tests meant to catch that bug
+# fail.  A test that passes on its mutant cannot see its bug.  Takes about
+# two minutes a mutant and kernel (the debug kernel's, about 17); prints
+# one line a mutant and ends with "N caught, N missed".  The same cache and
+# environment as vmtest.sh.  Not run by the suite: run it when tests change.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -27,6 +29,7 @@ mutants=(
 	"usedgen	6.12	admission_racing_a_delete|esa_kmod_stress	used_gen written outside the job's lock"
 	"onelevel	6.12	two_levels|leaf_sends|spine_admits|a leaf of two|a spine of two|spine's job-add	two levels not checked by the kfunc"
 	"dkms		6.1	DKMS builds	DKMS needing the running kernel's vmlinux"
+	"sleep		debug	kernel log	an allocation that may sleep under the job's spinlock (only a debug kernel sees it)"
 )
 
 # mutate NAME DIR: the bug, into the copy in DIR (fails if the code moved).
@@ -71,6 +74,9 @@ s = s.replace("""		     esa_lease_over(j->lease_ms, last, now) ||
 open(p, 'w').write(s)
 EOF
 		grep -q 'WRITE_ONCE(j->used_gen, \*gen)' "$d/kmod/registry.h" ;;
+	sleep)
+		sed -i 's/esa_notify_job(en, j, ESA_CMD_JOB_CHANGED, GFP_ATOMIC);/esa_notify_job(en, j, ESA_CMD_JOB_CHANGED, GFP_KERNEL);/' \
+			"$d/kmod/registry.c" ;;
 	onelevel)
 		# Admission as before two levels: no leaf's ranks, no upstream.
 		sed -i 's/^\tret = esa_kf_member(j, rank, (u8)(key >> 40), bitmap, saddr,$/\tret = esa_kf_member(j, rank, ESA_F_LEAF * !!j->set[rank], cpu_to_be64(j->set[rank]), saddr,/' \

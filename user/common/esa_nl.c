@@ -523,7 +523,8 @@ static void msg_members(struct esa_msg *m, const struct esa_job *j)
 	for (int r = 0; r < j->nworkers; r++)
 		if (j->rank[r].ip && j->set[r])
 			msg_leaf(m, &j->rank[r], j->set[r]);
-	msg_put(m, ESA_JOB_A_RANKS, &n, 1);
+	if (n)
+		msg_put(m, ESA_JOB_A_RANKS, &n, 1);
 	if (j->up.ip)
 		msg_addr(m, ESA_JOB_A_UPSTREAM, &j->up);
 }
