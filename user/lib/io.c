@@ -673,8 +673,10 @@ static bool esa_xsk_worker_claim(struct esa_worker *w, uint32_t id)
 static int esa_xsk_worker_recv(struct esa_worker *w, uint64_t now)
 {
 	struct esa_xsk_rx rx[ESA_BATCH];
-	int got = 0, n;
+	int got = 0, n = esa_xsk_tx_kick(w->xsk);	/* what the device pushed back */
 
+	if (n < 0)
+		return n;
 	do {
 		n = esa_xsk_recv(w->xsk, rx, ESA_BATCH);
 		for (int i = 0; i < n; i++)

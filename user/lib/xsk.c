@@ -1075,32 +1075,48 @@ bool esa_xsk_tx_claim(struct esa_xsk *x, uint32_t i)
  * Have the kernel take what the TX ring holds; 0 or -errno.  In copy mode
  * it sends only in the system call, a batch at a time: call until the ring
  * is empty, so that no frame stays posted behind our back.  Zero-copy: the
- * driver takes the ring by itself, once woken.
+ * driver takes the ring by itself, once woken.  A device that pushes back
+ * (a veth whose peer's ring is full: its NAPI has not run) may leave frames
+ * in the ring: they stay posted (busy) and esa_xsk_tx_kick() offers them
+ * again later; that is not an error.
  */
+static bool tx_empty(const struct esa_xsk *x)
+{
+	return __atomic_load_n(x->tx.consumer, __ATOMIC_ACQUIRE) == *x->tx.producer;
+}
+
+static int kick_once(struct esa_xsk *x)
+{
+	if (sendto(X.xsk_socket__fd(x->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
+	    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS && errno != EINTR)
+		return -errno;
+	/* the kernel sends a batch per call and needs room to complete */
+	pthread_mutex_lock(&x->q->lock);
+	reap(x->q);
+	pthread_mutex_unlock(&x->q->lock);
+	return 0;
+}
+
 static int kick(struct esa_xsk *x)
 {
-	struct xq *q = x->q;
-	int fd = X.xsk_socket__fd(x->xsk);
+	int rc;
 
-	if (q->zerocopy) {
+	if (x->q->zerocopy) {
 		if (xsk_ring_prod__needs_wakeup(&x->tx) &&
-		    sendto(fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && errno != EAGAIN &&
-		    errno != EBUSY && errno != ENOBUFS && errno != EINTR)
+		    sendto(X.xsk_socket__fd(x->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
+		    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS && errno != EINTR)
 			return -errno;
 		return 0;
 	}
-	for (int t = 0; t < 1000; t++) {
-		if (__atomic_load_n(x->tx.consumer, __ATOMIC_ACQUIRE) == *x->tx.producer)
-			return 0;
-		if (sendto(fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && errno != EAGAIN &&
-		    errno != EBUSY && errno != ENOBUFS && errno != EINTR)
-			return -errno;
-		/* the kernel sends a batch per call and needs room to complete */
-		pthread_mutex_lock(&q->lock);
-		reap(q);
-		pthread_mutex_unlock(&q->lock);
-	}
-	return -EIO;
+	for (int t = 0; t < 1000 && !tx_empty(x); t++)
+		if ((rc = kick_once(x)))
+			return rc;
+	return 0;
+}
+
+int esa_xsk_tx_kick(struct esa_xsk *x)
+{
+	return x->q->zerocopy || tx_empty(x) ? 0 : kick_once(x);
 }
 
 int esa_xsk_send(struct esa_xsk *x, const uint32_t *frames, int n)

@@ -75,6 +75,9 @@ bool esa_xsk_tx_claim(struct esa_xsk *x, uint32_t i);
 /* Post frames[0..n) and have the kernel send them: how many were posted
  * (the ring was full for the rest), or -errno. */
 int esa_xsk_send(struct esa_xsk *x, const uint32_t *frames, int n);
+/* Frames still in the TX ring (the device pushed back): offer them to the
+ * kernel once more; 0 or -errno.  Call it now and then (every pump). */
+int esa_xsk_tx_kick(struct esa_xsk *x);
 
 /* Up to max received packets (malformed ones are counted and dropped). */
 int esa_xsk_recv(struct esa_xsk *x, struct esa_xsk_rx *rx, int max);

@@ -485,6 +485,8 @@ static void serve(struct ps *ps, const struct opts *o)
 				sock_rx(ps, k);
 		if (rc > 0 && xs && (pfd[nsocks].revents & POLLIN))
 			xs_rx(ps);
+		if (xs)
+			esa_xsk_tx_kick(xs);	/* what the device pushed back */
 		if (want_stats) {
 			want_stats = 0;
 			ps_print_stats(ps, stdout, o->json);
