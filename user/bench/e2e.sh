@@ -195,7 +195,16 @@ switch_load() {
 	[ "$LOADED" = "$1/$2" ] && return 0
 	[ -n "$LOADED" ] && topo_unload
 	LOADED=
-	topo_load values "$1" slots 4096 policy "$2" >"$OUT/log/load.txt" 2>&1 || return 1
+	# a host's AF_XDP program outlives its process by a moment (the
+	# bpf_link goes when the kernel frees it), and topo_load's ethtool
+	# meets it: try again, from a clean switch each time
+	local t
+	for t in 1 2 3; do
+		topo_load values "$1" slots 4096 policy "$2" >"$OUT/log/load.txt" 2>&1 && break
+		topo_unload
+		[ $t = 3 ] && return 1
+		sleep 1
+	done
 	LOADED="$1/$2"
 }
 
@@ -244,8 +253,16 @@ one_config() {
 			>"$OUT/log/ps-$w-$label.json" 2>"$OUT/log/ps-$w-$label.err" &
 		pspid=$!
 		TOPO_PIDS="$TOPO_PIDS $pspid"
-		for r in $(seq 200); do grep -qs serving "$OUT/log/ps-$w-$label.err" && break; sleep 0.1; done
-		grep -q serving "$OUT/log/ps-$w-$label.err" || die "esa-ps did not start: $(cat "$OUT/log/ps-$w-$label.err")"
+		for r in $(seq 200); do
+			grep -qs serving "$OUT/log/ps-$w-$label.err" && break
+			kill -0 $pspid 2>/dev/null || break
+			sleep 0.1
+		done
+		if ! grep -q serving "$OUT/log/ps-$w-$label.err"; then
+			kill -0 $pspid 2>/dev/null && r="still silent after 20 s" ||
+				{ wait $pspid; r="exited with status $?"; }
+			die "esa-ps did not start ($r): $(tail -1 "$OUT/log/ps-$w-$label.err")"
+		fi
 		esa=(--esa values=$v ${WINDOW:+--esa window=$WINDOW})
 		for kv in $LIBKV; do esa+=(--esa "$kv"); done
 		[ "$tr" = xdp ] && esa+=(--esa io=xdp --esa ifname=eth0 --esa queue=0)
