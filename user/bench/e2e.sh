@@ -214,6 +214,40 @@ workers_of() {
 	for ((i = 1; i <= $1; i++)); do printf '10.9.%d.2:6000 ' $i; done
 }
 
+# start_ps W LABEL VALUES TRANSPORT: esa-ps for the job on the PS host, on
+# the configuration's transport: its pid in the caller's pspid, or why it
+# did not start in the caller's why (one_config's locals; not a subshell,
+# so that the caller can wait for it).  An esa-ps silent for 20 s is
+# killed, its kernel stack logged, and tried again (twice at most): on this
+# shared machine, opening AF_XDP once hung.
+start_ps() {
+	local w=$1 label=$2 v=$3 tr=$4 try t pid err=$OUT/log/ps-$1-$2.err
+	for try in 1 2 3; do
+		ip netns exec $P-h250 $B/esa-ps -j -v "$v" -s 10.255.0.1 \
+			$([ "$tr" = xdp ] && echo --io xdp --ifname eth0) job $JOB \
+			ps 10.9.250.2:9000 workers $(workers_of "$w") \
+			>"$OUT/log/ps-$w-$label.json" 2>"$err" &
+		pid=$!
+		for t in $(seq 200); do
+			grep -qs serving "$err" && { pspid=$pid; return 0; }
+			kill -0 $pid 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 $pid 2>/dev/null; then
+			why="silent for 20 s"
+			{ echo "try $try: $why, in"; cat /proc/$pid/stack; } >>"$OUT/log/ps-hung.txt" 2>&1
+			kill -9 $pid
+			wait $pid 2>/dev/null
+		else
+			wait $pid
+			why="exited with status $?: $(tail -1 "$err")"
+		fi
+		echo "e2e: $w ranks, $label: esa-ps did not start ($why), try $try of 3" >&2
+	done
+	why="esa-ps did not start in 3 tries ($why)"
+	return 1
+}
+
 # unavailable W LABEL WHY: a row for every size, no numbers
 unavailable() {
 	local m
@@ -226,7 +260,7 @@ unavailable() {
 
 # one_config W CONFIG: run W ranks of CONFIG over every size
 one_config() {
-	local w=$1 cfg=$2 tr=${2%%-*} v=${2#*-} pol=esa pspid= r rc=0 log esa=() comm=esa
+	local w=$1 cfg=$2 tr=${2%%-*} v=${2#*-} pol=esa pspid= why= r rc=0 log esa=() comm=esa
 	local label=$cfg
 	[ "$v" = max ] && v=$VMAX
 	[ "$tr" = gloo ] && { v=256; comm=gloo; }
@@ -246,23 +280,8 @@ one_config() {
 			esactl job add $JOB ps 10.9.250.2:9000 workers $(workers_of "$w") ||
 				die "cannot register the job"
 		fi
-		# the PS on the configuration's transport too
-		ip netns exec $P-h250 $B/esa-ps -j -v "$v" -s 10.255.0.1 \
-			$([ "$tr" = xdp ] && echo --io xdp --ifname eth0) job $JOB \
-			ps 10.9.250.2:9000 workers $(workers_of "$w") \
-			>"$OUT/log/ps-$w-$label.json" 2>"$OUT/log/ps-$w-$label.err" &
-		pspid=$!
+		start_ps "$w" "$label" "$v" "$tr" || { unavailable "$w" "$label" "$why"; return 0; }
 		TOPO_PIDS="$TOPO_PIDS $pspid"
-		for r in $(seq 200); do
-			grep -qs serving "$OUT/log/ps-$w-$label.err" && break
-			kill -0 $pspid 2>/dev/null || break
-			sleep 0.1
-		done
-		if ! grep -q serving "$OUT/log/ps-$w-$label.err"; then
-			kill -0 $pspid 2>/dev/null && r="still silent after 20 s" ||
-				{ wait $pspid; r="exited with status $?"; }
-			die "esa-ps did not start ($r): $(tail -1 "$OUT/log/ps-$w-$label.err")"
-		fi
 		esa=(--esa values=$v ${WINDOW:+--esa window=$WINDOW})
 		for kv in $LIBKV; do esa+=(--esa "$kv"); done
 		[ "$tr" = xdp ] && esa+=(--esa io=xdp --esa ifname=eth0 --esa queue=0)
