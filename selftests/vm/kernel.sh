@@ -20,7 +20,8 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${ESA_VM_CACHE:-$top/vm}
 mkdir -p "$cache/debs"
-# A debug kernel builds for an hour: it must not hold up the other series.
+# A debug kernel builds for half an hour or more: it must not hold up the
+# other series.
 case ${1:-} in
 debug|kcsan) exec 9>"$cache/.lock-$1" ;;
 *) exec 9>"$cache/.lock" ;;
@@ -147,7 +148,7 @@ debug_kernel() {
 	esac
 	stamp="$(cat "$src/.done") $(cat "$top/selftests/vm/debug.config" "$frag" | md5sum | cut -d' ' -f1)"
 	if [ ! -e "$o/.done" ] || [ "$(cat "$o/.done")" != "$stamp" ]; then
-		log "build the $flavour kernel from $src in $o (long: an hour or more on 2 cores)"
+		log "build the $flavour kernel from $src in $o (30 to 45 minutes on 2 cores)"
 		rm -rf "$o" && mkdir -p "$o"
 		make -s -C "$src" O="$o" x86_64_defconfig >&2
 		"$src/scripts/kconfig/merge_config.sh" -m -O "$o" "$o/.config" \

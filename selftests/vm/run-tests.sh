@@ -71,6 +71,14 @@ kselftest() {
 echo "TAP version 13"
 echo "# kernel $(uname -r), $(nproc) CPUs"
 since=$(dmesg | wc -l)
+# On a debug kernel: lockdep must be on when the tests begin, or it cannot
+# see them.  A report before esa.ko was loaded (the kernel's own, at boot)
+# turns it off; say so, with the report, so that the runner can boot again.
+if [ -r /proc/lockdep_stats ] && ! grep -Eq 'debug_locks: +1' /proc/lockdep_stats; then
+	result fail "lockdep on before the tests (debug_locks 1)"
+	dmesg | awk '/BUG:|WARNING:|=====/ { n = 60 } n-- > 0' | head -80 | sed 's/^/# boot: /'
+	echo "ESA_VM_BOOT_REPORT lockdep was turned off before the tests"
+fi
 modprobe veth 2>/dev/null
 if [ -e /sys/module/esa ]; then
 	t "esa.ko was not loaded before the tests" false
