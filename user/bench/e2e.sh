@@ -77,7 +77,8 @@ usage() {
   -R ROUNDS   run the sweep ROUNDS times, each cell's fastest round counts ($ROUNDS)
   -o DIR      where results, logs, the table and the plot go ($OUT)
   -p          profile: perf record -a -g over each timed region, into
-              DIR/perf/ (perf report -i FILE --sort comm,dso,sym)
+              DIR/perf/perf-RANKS-CONFIG-MB-rROUND.data, and CPU by stage
+              (e2e_stages.py) of each into DIR/stages.txt
   -q          no progress lines
 EOF
 	exit "${1:-0}"

@@ -84,7 +84,7 @@ def perf_start(a, mib):
     the wait for the other ranks)."""
     if a.rank or not a.perf:
         return None
-    out = os.path.join(a.perf, "perf-%d-%s-%d.data" % (a.world, a.label, mib))
+    out = os.path.join(a.perf, "perf-%d-%s-%d-r%d.data" % (a.world, a.label, mib, a.round))
     ctl_r, ctl_w = os.pipe()
     ack_r, ack_w = os.pipe()
     p = subprocess.Popen(["perf", "record", "-a", "-g", "-F", "1999", "-D", "-1",
