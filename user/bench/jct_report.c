@@ -760,7 +760,7 @@ int jct_calib(struct jct_opts *o)
 	printf("calibration: medians over the runs of each microbenchmark (seeds");
 	for (unsigned s = 0; s < o->nseeds; s++)
 		printf("%s%u", s ? "," : " ", o->seeds[s]);
-	printf("); one VGG-16-sized gradient (1079 chunks) per iteration, no compute\n");
+	printf("); one VGG-16-sized gradient per iteration, no compute\n");
 
 	/* rtt: window 1, two workers: libesa's mean round trip, and the time
 	 * per chunk (one chunk in flight: a round trip plus the hosts' work) */
@@ -768,8 +768,11 @@ int jct_calib(struct jct_opts *o)
 	for (unsigned k = 0; k < n; k++) {
 		v[k] = rf[k].job[0].rtt_us;
 		w[k] = rf[k].job[0].comm / (rf[k].job[0].chunks * rf[k].job[0].iters) * 1e6;
+		ch = rf[k].job[0].chunks;
 		run_free(&rf[k]);
 	}
+	if (n)
+		printf("  (%u chunks of %u values an iteration)\n", ch, o->p.nvals);
 	rtt = median(v, n);
 	chunk_us = median(w, n);
 	bad |= !n;
