@@ -514,7 +514,10 @@ TEST_F_TIMEOUT(kf, reg_through_the_kfuncs, K_TIMEOUT)
 	ASSERT_EQ(0, esa_nl_job_get(self->nl, JOB, &got, &info));
 	EXPECT_EQ(gen + 1, esa_job_gen(&got));
 	EXPECT_EQ(gen, info.reg);
-	EXPECT_GT(50, info.idle_ms);
+	/* Stamped by the admission: silent 1200 ms before it; a loaded
+	 * debug guest takes tens of ms between the two calls.
+	 */
+	EXPECT_GT(600, info.idle_ms);
 	esa_kf_probe_bpf__destroy(sk);
 }
 
