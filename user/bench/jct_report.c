@@ -57,10 +57,123 @@ static int counter_index(const char *name)
 	return -1;
 }
 
+/* "run seed=... ok=1 ...": what ran, and whether every sum was right. */
+static void parse_run_line(const char *line, struct runf *r)
+{
+	const char *s;
+
+	if ((s = strstr(line, " seed=")))
+		r->seed = strtoul(s + 6, NULL, 10);
+	if ((s = strstr(line, " rep=")))
+		r->rep = strtoul(s + 5, NULL, 10);
+	if ((s = strstr(line, " jobs=")))
+		r->njobs = strtoul(s + 6, NULL, 10);
+	if ((s = strstr(line, " regions=")))
+		r->regions = strtoul(s + 9, NULL, 10);
+	if ((s = strstr(line, " regsize=")))
+		r->regsize = strtoul(s + 9, NULL, 10);
+	if ((s = strstr(line, " makespan_s=")))
+		r->makespan = strtod(s + 12, NULL);
+	if ((s = strstr(line, " ok=")))
+		r->ok = atoi(s + 4);
+}
+
+/* "cpu ...": the machine's idle share and who else used it. */
+static void parse_cpu_line(const char *line, struct runf *r)
+{
+	const char *q;
+
+	if ((q = strstr(line, " idle=")))
+		r->cpu_idle = strtod(q + 6, NULL);
+	if ((q = strstr(line, " self_s=")))
+		r->cpu_self = strtod(q + 8, NULL);
+	if ((q = strstr(line, " ps_s=")))
+		r->cpu_ps = strtod(q + 6, NULL);
+	if ((q = strstr(line, " others=")))
+		r->cpu_others = strtod(q + 8, NULL);
+}
+
+/* "job ...": one job's line of write_run(); a job that failed has no JCT. */
+static void parse_job_line(const char *line, struct runf *r, unsigned njobs)
+{
+	struct rjob j = { 0 };
+	unsigned prio, win;
+	double cms, comm;
+	unsigned long long tx, rs, rr, rp, bad;
+
+	if (sscanf(line, "job %u %lf %15s %u %u %u %lf %u %u %lf %d %lf %lf "
+		   "%llu %llu %llu %llu %lf %llu", &j.id, &j.arrival, j.model,
+		   &j.workers, &j.iters, &j.chunks, &cms, &prio, &win, &j.jct,
+		   &j.ok, &j.wait_region, &comm, &tx, &rs, &rr, &rp, &j.rtt_us,
+		   &bad) != 19 || j.id >= njobs)
+		return;
+	j.comm = comm;
+	j.tx = tx;
+	j.resends = rs;
+	j.rx_ps = rp;
+	j.bad = bad;
+	if (!j.ok)
+		j.jct = NAN;
+	r->job[j.id] = j;
+}
+
+/* "# ctr ROW name...": which counter each column of the ctr lines is (a
+ * run file of an older build may have fewer or others). */
+static int parse_ctr_cols(char *line, int *cols)
+{
+	char *save = NULL, *t = strtok_r(line + 9, " \n", &save);
+	int ncols;
+
+	for (ncols = 0; t && ncols < 128; t = strtok_r(NULL, " \n", &save))
+		cols[ncols++] = counter_index(t);
+	return ncols;
+}
+
+static void parse_ctr_total(const char *line, struct runf *r, const int *cols, int ncols)
+{
+	const char *p = line + 9;
+	char *end;
+
+	for (int k = 0; k < ncols; k++) {
+		unsigned long long v = strtoull(p, &end, 10);
+
+		if (end == p)
+			break;
+		if (cols[k] >= 0)
+			r->tot[cols[k]] = v;
+		p = end;
+	}
+}
+
+/* "ts t busy held occ": one sample of the slots, appended. */
+static int parse_ts_line(const char *line, struct runf *r, size_t *capts)
+{
+	double t;
+	unsigned b, h, o;
+
+	if (sscanf(line, "ts %lf %u %u %u", &t, &b, &h, &o) != 4)
+		return 0;
+	if (r->nts == *capts) {
+		*capts = *capts ? 2 * *capts : 4096;
+		r->ts_t = realloc(r->ts_t, *capts * sizeof(double));
+		r->ts_b = realloc(r->ts_b, *capts * sizeof(unsigned));
+		r->ts_h = realloc(r->ts_h, *capts * sizeof(unsigned));
+		r->ts_o = realloc(r->ts_o, *capts * sizeof(unsigned));
+		if (!r->ts_t || !r->ts_b || !r->ts_h || !r->ts_o)
+			return -ENOMEM;
+	}
+	r->ts_t[r->nts] = t;
+	r->ts_b[r->nts] = b;
+	r->ts_h[r->nts] = h;
+	r->ts_o[r->nts] = o;
+	r->nts++;
+	return 0;
+}
+
 static int read_run(const char *path, struct runf *r, unsigned njobs)
 {
 	char line[4096];
-	int cols[128], ncols = 0;
+	int cols[128], ncols = 0, rc = 0;
 	size_t capts = 0;
 	FILE *f = fopen(path, "r");
 
@@ -69,107 +182,32 @@ static int read_run(const char *path, struct runf *r, unsigned njobs)
 		return -errno;
 	r->job = calloc(njobs, sizeof(*r->job));
 	if (!r->job) {
-		fclose(f);
-		return -ENOMEM;
+		rc = -ENOMEM;
+		goto out;
 	}
 	for (unsigned i = 0; i < njobs; i++)
 		r->job[i].jct = NAN;
 	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "run ", 4)) {
-			char *s;
-
-			if ((s = strstr(line, " seed=")))
-				r->seed = strtoul(s + 6, NULL, 10);
-			if ((s = strstr(line, " rep=")))
-				r->rep = strtoul(s + 5, NULL, 10);
-			if ((s = strstr(line, " jobs=")))
-				r->njobs = strtoul(s + 6, NULL, 10);
-			if ((s = strstr(line, " regions=")))
-				r->regions = strtoul(s + 9, NULL, 10);
-			if ((s = strstr(line, " regsize=")))
-				r->regsize = strtoul(s + 9, NULL, 10);
-			if ((s = strstr(line, " makespan_s=")))
-				r->makespan = strtod(s + 12, NULL);
-			if ((s = strstr(line, " ok=")))
-				r->ok = atoi(s + 4);
-		} else if (!strncmp(line, "cpu ", 4)) {
-			char *q;
-
-			if ((q = strstr(line, " idle=")))
-				r->cpu_idle = strtod(q + 6, NULL);
-			if ((q = strstr(line, " self_s=")))
-				r->cpu_self = strtod(q + 8, NULL);
-			if ((q = strstr(line, " ps_s=")))
-				r->cpu_ps = strtod(q + 6, NULL);
-			if ((q = strstr(line, " others=")))
-				r->cpu_others = strtod(q + 8, NULL);
-		} else if (!strncmp(line, "util ", 5)) {
+		if (!strncmp(line, "run ", 4))
+			parse_run_line(line, r);
+		else if (!strncmp(line, "cpu ", 4))
+			parse_cpu_line(line, r);
+		else if (!strncmp(line, "util ", 5))
 			sscanf(line, "util u_agg=%lf u_held=%lf u_occ=%lf", &r->u_agg,
 			       &r->u_held, &r->u_occ);
-		} else if (!strncmp(line, "job ", 4)) {
-			struct rjob j = { 0 };
-			unsigned prio, win;
-			double cms, comm;
-			unsigned long long tx, rs, rr, rp, bad;
-
-			if (sscanf(line, "job %u %lf %15s %u %u %u %lf %u %u %lf %d %lf %lf "
-				   "%llu %llu %llu %llu %lf %llu", &j.id, &j.arrival, j.model,
-				   &j.workers, &j.iters, &j.chunks, &cms, &prio, &win, &j.jct,
-				   &j.ok, &j.wait_region, &comm, &tx, &rs, &rr, &rp, &j.rtt_us,
-				   &bad) != 19 || j.id >= njobs)
-				continue;
-			j.comm = comm;
-			j.tx = tx;
-			j.resends = rs;
-			j.rx_ps = rp;
-			j.bad = bad;
-			if (!j.ok)
-				j.jct = NAN;
-			r->job[j.id] = j;
-		} else if (!strncmp(line, "# ctr ROW", 9)) {
-			char *save = NULL, *t = strtok_r(line + 9, " \n", &save);
-
-			for (ncols = 0; t && ncols < 128; t = strtok_r(NULL, " \n", &save))
-				cols[ncols++] = counter_index(t);
-		} else if (!strncmp(line, "ctr total", 9)) {
-			char *p = line + 9, *end;
-
-			for (int k = 0; k < ncols; k++) {
-				unsigned long long v = strtoull(p, &end, 10);
-
-				if (end == p)
-					break;
-				if (cols[k] >= 0)
-					r->tot[cols[k]] = v;
-				p = end;
-			}
-		} else if (!strncmp(line, "ts ", 3)) {
-			double t;
-			unsigned b, h, o;
-
-			if (sscanf(line, "ts %lf %u %u %u", &t, &b, &h, &o) != 4)
-				continue;
-			if (r->nts == capts) {
-				capts = capts ? 2 * capts : 4096;
-				r->ts_t = realloc(r->ts_t, capts * sizeof(double));
-				r->ts_b = realloc(r->ts_b, capts * sizeof(unsigned));
-				r->ts_h = realloc(r->ts_h, capts * sizeof(unsigned));
-				r->ts_o = realloc(r->ts_o, capts * sizeof(unsigned));
-				if (!r->ts_t || !r->ts_b || !r->ts_h || !r->ts_o) {
-					fclose(f);
-					return -ENOMEM;
-				}
-			}
-			r->ts_t[r->nts] = t;
-			r->ts_b[r->nts] = b;
-			r->ts_h[r->nts] = h;
-			r->ts_o[r->nts] = o;
-			r->nts++;
-		}
+		else if (!strncmp(line, "job ", 4))
+			parse_job_line(line, r, njobs);
+		else if (!strncmp(line, "# ctr ROW", 9))
+			ncols = parse_ctr_cols(line, cols);
+		else if (!strncmp(line, "ctr total", 9))
+			parse_ctr_total(line, r, cols, ncols);
+		else if (!strncmp(line, "ts ", 3) && (rc = parse_ts_line(line, r, &capts)))
+			goto out;
 	}
-	fclose(f);
 	r->present = 1;
-	return 0;
+out:
+	fclose(f);
+	return rc;
 }
 
 static void run_free(struct runf *r)
@@ -289,120 +327,194 @@ static void write_cdf(FILE *f, const char *name, struct agg *a)
 	free(c);
 }
 
-int jct_report(struct jct_opts *o)
+/*
+ * One report: the workload of every seed, every run file read, and the
+ * testbed's and the simulator's aggregates.  Per policy, seed and job, the
+ * JCT of the testbed (the mean over repetitions) and of the simulator.
+ */
+struct report {
+	const struct jct_opts *o;
+	unsigned ns, nr, nj;
+	struct agg tb[NPOL], sm[NPOL];
+	struct runf *runs;
+	double	*tbjob, *smjob;
+	struct sim_workload *wls;
+	double	sp_atp_min, sp_atp_max, sp_sw_min, sp_sw_max;
+	int	failed_runs, missing, mismatch;
+};
+
+static struct runf *run_of(struct report *R, int pol, unsigned s, unsigned r)
 {
-	unsigned ns = o->nseeds, nr = o->reps, nj = o->p.njobs;
-	struct agg tb[NPOL] = { 0 }, sm[NPOL] = { 0 };
-	struct runf *runs = calloc((size_t)NPOL * ns * nr, sizeof(*runs));
-	double *tbjob = calloc((size_t)NPOL * ns * nj, sizeof(double));
-	double *smjob = calloc((size_t)NPOL * ns * nj, sizeof(double));
-	double sp_atp_min = INFINITY, sp_atp_max = -INFINITY;
-	double sp_sw_min = INFINITY, sp_sw_max = -INFINITY;
-	struct sim_workload *wls = calloc(ns, sizeof(*wls));
-	int failed_runs = 0, missing = 0, mismatch = 0, val_ok = 1;
+	return &R->runs[((size_t)pol * R->ns + s) * R->nr + r];
+}
+
+static double *tb_job(struct report *R, int pol, unsigned s, unsigned i)
+{
+	return &R->tbjob[((size_t)pol * R->ns + s) * R->nj + i];
+}
+
+static double *sm_job(struct report *R, int pol, unsigned s, unsigned i)
+{
+	return &R->smjob[((size_t)pol * R->ns + s) * R->nj + i];
+}
+
+static int report_init(struct report *R, const struct jct_opts *o)
+{
+	size_t n = (size_t)NPOL * o->nseeds;
+
+	memset(R, 0, sizeof(*R));
+	R->o = o;
+	R->ns = o->nseeds;
+	R->nr = o->reps;
+	R->nj = o->p.njobs;
+	R->runs = calloc(n * R->nr, sizeof(*R->runs));
+	R->tbjob = calloc(n * R->nj, sizeof(double));
+	R->smjob = calloc(n * R->nj, sizeof(double));
+	R->wls = calloc(R->ns, sizeof(*R->wls));
+	R->sp_atp_min = R->sp_sw_min = INFINITY;
+	R->sp_atp_max = R->sp_sw_max = -INFINITY;
+	for (int pol = 0; pol < NPOL; pol++) {
+		R->tb[pol].run_min = R->sm[pol].run_min = INFINITY;
+		R->tb[pol].run_max = R->sm[pol].run_max = -INFINITY;
+	}
+	return R->runs && R->tbjob && R->smjob && R->wls ? 0 : -ENOMEM;
+}
+
+static void report_free(struct report *R)
+{
+	if (R->runs)
+		for (size_t k = 0; k < (size_t)NPOL * R->ns * R->nr; k++)
+			run_free(&R->runs[k]);
+	if (R->wls)
+		for (unsigned s = 0; s < R->ns; s++)
+			sim_workload_free(&R->wls[s]);
+	for (int pol = 0; pol < NPOL; pol++) {
+		free(R->tb[pol].jct);
+		free(R->sm[pol].jct);
+	}
+	free(R->runs);
+	free(R->tbjob);
+	free(R->smjob);
+	free(R->wls);
+}
+
+/* The run must have run this seed's workload: the same jobs, arriving at
+ * the same times. */
+static void check_run(struct report *R, unsigned s, const struct runf *rf, const char *path)
+{
+	if (rf->njobs != R->nj) {
+		fprintf(stderr, "esa_jct report: %s has %u jobs, not %u\n", path, rf->njobs,
+			R->nj);
+		R->mismatch++;
+	}
+	for (unsigned i = 0; i < R->nj; i++) {
+		const struct sim_job_spec *w = &R->wls[s].job[i];
+
+		if (rf->job[i].chunks != w->chunks || rf->job[i].workers != w->nworkers ||
+		    rf->job[i].iters != w->iters ||
+		    fabs(rf->job[i].arrival - (double)w->arrival / T_S) > 1e-5) {
+			fprintf(stderr, "esa_jct report: %s: job %u is not the workload's\n",
+				path, i);
+			R->mismatch++;
+			break;
+		}
+	}
+}
+
+/* The counters of one testbed run into its policy's sums (averaged over
+ * the runs by tb_average()). */
+static void tb_add_counters(struct agg *a, const struct runf *rf)
+{
+	a->idle += rf->cpu_idle;
+	a->others += rf->cpu_others;
+	a->others_max = fmax(a->others_max, rf->cpu_others);
+	a->u_agg += rf->u_agg;
+	a->u_held += rf->u_held;
+	a->u_occ += rf->u_occ;
+	a->ps_share += data_rx(rf->tot) ? (double)fallback(rf->tot) / data_rx(rf->tot) : 0;
+	a->preempt += rf->tot[ESA_C_PREEMPT_CAUSED];
+	a->collide += rf->tot[ESA_C_COLLISION];
+	a->tomb += rf->tot[ESA_C_TOMB_FWD];
+	a->held += rf->tot[ESA_C_HELD];
+	a->aged += rf->tot[ESA_C_AGED];
+}
+
+/* One testbed run of pol on seed s; *avg is its average JCT. */
+static int tb_add_run(struct report *R, int pol, unsigned s, const struct runf *rf,
+		      double *avg)
+{
+	struct agg *a = &R->tb[pol];
+	double *v;
+
+	if (!rf->ok)
+		a->failed++, R->failed_runs++;
+	a->runs++;
+	v = malloc(R->nj * sizeof(double));
+	if (!v)
+		return -ENOMEM;
+	for (unsigned i = 0; i < R->nj; i++) {
+		v[i] = rf->job[i].jct;
+		*tb_job(R, pol, s, i) += v[i] / R->nr;
+		a->bad += rf->job[i].bad;
+		a->resend += (double)rf->job[i].resends;
+	}
+	agg_add_jcts(a, v, R->nj);
+	*avg = mean_of(v, R->nj);
+	free(v);
+	a->run_min = fmin(a->run_min, *avg);
+	a->run_max = fmax(a->run_max, *avg);
+	tb_add_counters(a, rf);
+	return 0;
+}
+
+/* Repetition r of seed s under every policy, and esa's speedups in it. */
+static int tb_read_rep(struct report *R, unsigned s, unsigned r)
+{
+	double avg[NPOL] = { 0 };
 	char path[4096];
-	FILE *f;
-
-	if (!o->dir) {
-		fprintf(stderr, "esa_jct report: --dir is needed\n");
-		return 2;
-	}
-	if (!runs || !tbjob || !smjob || !wls)
-		return 2;
-#define RUN(pol, s, r) (&runs[((size_t)(pol) * ns + (s)) * nr + (r)])
-#define TBJ(pol, s, i) tbjob[((size_t)(pol) * ns + (s)) * nj + (i)]
-#define SMJ(pol, s, i) smjob[((size_t)(pol) * ns + (s)) * nj + (i)]
 
 	for (int pol = 0; pol < NPOL; pol++) {
-		tb[pol].run_min = sm[pol].run_min = INFINITY;
-		tb[pol].run_max = sm[pol].run_max = -INFINITY;
-	}
-	/* The testbed runs. */
-	for (unsigned s = 0; s < ns; s++) {
-		struct sim_params p = o->p;
+		struct runf *rf = run_of(R, pol, s, r);
 
-		p.seed = o->seeds[s];
-		if (sim_workload_gen(&p, &wls[s])) {
+		snprintf(path, sizeof(path), "%s/run-%s-s%u-r%u.txt", R->o->dir,
+			 sim_policy_name(pol), R->o->seeds[s], r + 1);
+		if (read_run(path, rf, R->nj)) {
+			fprintf(stderr, "esa_jct report: %s missing\n", path);
+			R->missing++;
+			continue;
+		}
+		check_run(R, s, rf, path);
+		if (tb_add_run(R, pol, s, rf, &avg[pol]))
+			return -ENOMEM;
+	}
+	if (avg[ESA_POLICY_ESA] > 0 && avg[ESA_POLICY_ATP] > 0) {
+		R->sp_atp_min = fmin(R->sp_atp_min, avg[ESA_POLICY_ATP] / avg[ESA_POLICY_ESA]);
+		R->sp_atp_max = fmax(R->sp_atp_max, avg[ESA_POLICY_ATP] / avg[ESA_POLICY_ESA]);
+	}
+	if (avg[ESA_POLICY_ESA] > 0 && avg[ESA_POLICY_SWITCHML] > 0) {
+		R->sp_sw_min = fmin(R->sp_sw_min, avg[ESA_POLICY_SWITCHML] / avg[ESA_POLICY_ESA]);
+		R->sp_sw_max = fmax(R->sp_sw_max, avg[ESA_POLICY_SWITCHML] / avg[ESA_POLICY_ESA]);
+	}
+	return 0;
+}
+
+/* The testbed runs: every seed's workload, then its runs. */
+static int report_testbed(struct report *R)
+{
+	for (unsigned s = 0; s < R->ns; s++) {
+		struct sim_params p = R->o->p;
+
+		p.seed = R->o->seeds[s];
+		if (sim_workload_gen(&p, &R->wls[s])) {
 			fprintf(stderr, "esa_jct: bad workload parameters\n");
-			return 2;
+			return -EINVAL;
 		}
-		for (unsigned r = 0; r < nr; r++) {
-			double avg[NPOL] = { 0 };
-
-			for (int pol = 0; pol < NPOL; pol++) {
-				struct runf *rf = RUN(pol, s, r);
-				struct agg *a = &tb[pol];
-				double *v;
-
-				snprintf(path, sizeof(path), "%s/run-%s-s%u-r%u.txt", o->dir,
-					 sim_policy_name(pol), o->seeds[s], r + 1);
-				if (read_run(path, rf, nj)) {
-					fprintf(stderr, "esa_jct report: %s missing\n", path);
-					missing++;
-					continue;
-				}
-				if (rf->njobs != nj) {
-					fprintf(stderr, "esa_jct report: %s has %u jobs, not %u\n",
-						path, rf->njobs, nj);
-					mismatch++;
-				}
-				/* The run must have run this seed's workload. */
-				for (unsigned i = 0; i < nj; i++) {
-					const struct sim_job_spec *w = &wls[s].job[i];
-
-					if (rf->job[i].chunks != w->chunks ||
-					    rf->job[i].workers != w->nworkers ||
-					    rf->job[i].iters != w->iters ||
-					    fabs(rf->job[i].arrival - (double)w->arrival / T_S) > 1e-5) {
-						fprintf(stderr, "esa_jct report: %s: job %u is not "
-							"the workload's\n", path, i);
-						mismatch++;
-						break;
-					}
-				}
-				if (!rf->ok)
-					a->failed++, failed_runs++;
-				a->runs++;
-				v = malloc(nj * sizeof(double));
-				if (!v)
-					return 2;
-				for (unsigned i = 0; i < nj; i++) {
-					v[i] = rf->job[i].jct;
-					TBJ(pol, s, i) += v[i] / nr;
-					a->bad += rf->job[i].bad;
-					a->resend += (double)rf->job[i].resends;
-				}
-				agg_add_jcts(a, v, nj);
-				avg[pol] = mean_of(v, nj);
-				free(v);
-				a->run_min = fmin(a->run_min, avg[pol]);
-				a->run_max = fmax(a->run_max, avg[pol]);
-				a->idle += rf->cpu_idle;
-				a->others += rf->cpu_others;
-				a->others_max = fmax(a->others_max, rf->cpu_others);
-				a->u_agg += rf->u_agg;
-				a->u_held += rf->u_held;
-				a->u_occ += rf->u_occ;
-				a->ps_share += data_rx(rf->tot) ?
-					(double)fallback(rf->tot) / data_rx(rf->tot) : 0;
-				a->preempt += rf->tot[ESA_C_PREEMPT_CAUSED];
-				a->collide += rf->tot[ESA_C_COLLISION];
-				a->tomb += rf->tot[ESA_C_TOMB_FWD];
-				a->held += rf->tot[ESA_C_HELD];
-				a->aged += rf->tot[ESA_C_AGED];
-			}
-			if (avg[ESA_POLICY_ESA] > 0 && avg[ESA_POLICY_ATP] > 0) {
-				sp_atp_min = fmin(sp_atp_min, avg[ESA_POLICY_ATP] / avg[ESA_POLICY_ESA]);
-				sp_atp_max = fmax(sp_atp_max, avg[ESA_POLICY_ATP] / avg[ESA_POLICY_ESA]);
-			}
-			if (avg[ESA_POLICY_ESA] > 0 && avg[ESA_POLICY_SWITCHML] > 0) {
-				sp_sw_min = fmin(sp_sw_min, avg[ESA_POLICY_SWITCHML] / avg[ESA_POLICY_ESA]);
-				sp_sw_max = fmax(sp_sw_max, avg[ESA_POLICY_SWITCHML] / avg[ESA_POLICY_ESA]);
-			}
-		}
+		for (unsigned r = 0; r < R->nr; r++)
+			if (tb_read_rep(R, s, r))
+				return -ENOMEM;
 	}
 	for (int pol = 0; pol < NPOL; pol++) {
-		struct agg *a = &tb[pol];
+		struct agg *a = &R->tb[pol];
 		double n = a->runs ? a->runs : 1;
 
 		agg_finish(a);
@@ -411,123 +523,157 @@ int jct_report(struct jct_opts *o)
 		a->held /= n, a->aged /= n;
 		a->idle /= n, a->others /= n;
 	}
+	return 0;
+}
 
-	/* The simulator on the same workloads. */
-	for (unsigned s = 0; s < ns; s++) {
-		struct sim_params p = o->p;
+/* One simulated run into its policy's aggregate: per-seed means. */
+static void sm_add_run(struct report *R, int pol, unsigned s, const struct sim_result *res)
+{
+	struct agg *a = &R->sm[pol];
+	unsigned ns = R->ns;
 
-		p.seed = o->seeds[s];
+	a->runs++;
+	agg_add_jcts(a, res->jct, R->nj);
+	for (unsigned i = 0; i < R->nj; i++)
+		*sm_job(R, pol, s, i) = res->jct[i];
+	a->run_min = fmin(a->run_min, res->avg_jct);
+	a->run_max = fmax(a->run_max, res->avg_jct);
+	a->u_agg += res->util_agg / ns;
+	a->u_held += res->util_held / ns;
+	a->u_occ += res->util_occ / ns;
+	a->ps_share += (res->data_rx ? (double)res->sw_fallback / res->data_rx : 0) / ns;
+	a->preempt += (double)res->c[ESA_C_PREEMPT_CAUSED] / ns;
+	a->collide += (double)res->c[ESA_C_COLLISION] / ns;
+	a->tomb += (double)res->c[ESA_C_TOMB_FWD] / ns;
+	a->resend += (double)res->resends / ns;
+	a->held += (double)res->c[ESA_C_HELD] / ns;
+	a->aged += (double)res->c[ESA_C_AGED] / ns;
+}
+
+/* The simulator on the same workloads. */
+static int report_simulate(struct report *R)
+{
+	for (unsigned s = 0; s < R->ns; s++) {
+		struct sim_params p = R->o->p;
+
+		p.seed = R->o->seeds[s];
 		for (int pol = 0; pol < NPOL; pol++) {
-			struct agg *a = &sm[pol];
 			struct sim_result res;
-			int rc = sim_run(&p, &wls[s], pol, &res);
+			int rc = sim_run(&p, &R->wls[s], pol, &res);
 
 			if (rc < 0) {
 				fprintf(stderr, "esa_jct report: the simulator failed\n");
-				return 2;
+				return rc;
 			}
 			if (rc > 0)
-				a->failed++;
-			a->runs++;
-			agg_add_jcts(a, res.jct, nj);
-			for (unsigned i = 0; i < nj; i++)
-				SMJ(pol, s, i) = res.jct[i];
-			a->run_min = fmin(a->run_min, res.avg_jct);
-			a->run_max = fmax(a->run_max, res.avg_jct);
-			a->u_agg += res.util_agg / ns;
-			a->u_held += res.util_held / ns;
-			a->u_occ += res.util_occ / ns;
-			a->ps_share += (res.data_rx ? (double)res.sw_fallback / res.data_rx : 0) / ns;
-			a->preempt += (double)res.c[ESA_C_PREEMPT_CAUSED] / ns;
-			a->collide += (double)res.c[ESA_C_COLLISION] / ns;
-			a->tomb += (double)res.c[ESA_C_TOMB_FWD] / ns;
-			a->resend += (double)res.resends / ns;
-			a->held += (double)res.c[ESA_C_HELD] / ns;
-			a->aged += (double)res.c[ESA_C_AGED] / ns;
+				R->sm[pol].failed++;
+			sm_add_run(R, pol, s, &res);
 			sim_result_free(&res);
 		}
 	}
 	for (int pol = 0; pol < NPOL; pol++)
-		agg_finish(&sm[pol]);
+		agg_finish(&R->sm[pol]);
+	return 0;
+}
 
-	/* ---------------------------------------------------------- */
-	printf("esa_jct: %u jobs per run, seeds", nj);
-	for (unsigned s = 0; s < ns; s++)
+static void print_header(struct report *R)
+{
+	const struct jct_opts *o = R->o;
+	unsigned nreg, regsize;
+
+	printf("esa_jct: %u jobs per run, seeds", R->nj);
+	for (unsigned s = 0; s < R->ns; s++)
 		printf("%s%u", s ? "," : " ", o->seeds[s]);
 	printf(", %u repetition%s each, pool %u x %u values, window %u, prio %s, home %u\n",
-	       nr, nr > 1 ? "s" : "", o->p.pool, o->p.nvals, o->p.window,
+	       R->nr, R->nr > 1 ? "s" : "", o->p.pool, o->p.nvals, o->p.window,
 	       sim_prio_name(o->p.prio), o->p.home);
 	jct_print_scale(stdout, &o->p);
-	{
-		unsigned nreg, regsize;
-
-		jct_regions(&o->p, &wls[0], &nreg, &regsize);
-		printf("switchml: %u regions of %u slots (max(ceil(load), pool / window)); "
-		       "offered load %.2f jobs at %.3f jobs/s\n", nreg, regsize,
-		       wls[0].rate * wls[0].mean_ideal_s, wls[0].rate);
-	}
+	jct_regions(&o->p, &R->wls[0], &nreg, &regsize);
+	printf("switchml: %u regions of %u slots (max(ceil(load), pool / window)); "
+	       "offered load %.2f jobs at %.3f jobs/s\n", nreg, regsize,
+	       R->wls[0].rate * R->wls[0].mean_ideal_s, R->wls[0].rate);
 	printf("same workload in the simulator: esa_sim ");
 	jct_sim_args(stdout, o);
 	printf(" --seed S (S in the seeds above)\n\n");
+}
+
+static void print_tables(struct report *R)
+{
+	const struct agg *tb = R->tb;
 
 	printf("testbed (%u runs per policy; JCTs pooled over runs; counters per run):\n",
-	       ns * nr);
-	print_table("policy", tb);
+	       R->ns * R->nr);
+	print_table("policy", R->tb);
 	printf("speedup of esa per run: vs atp %.3f..%.3f, vs switchml %.3f..%.3f\n",
-	       sp_atp_min, sp_atp_max, sp_sw_min, sp_sw_max);
+	       R->sp_atp_min, R->sp_atp_max, R->sp_sw_min, R->sp_sw_max);
 	printf("machine during the runs (esa, atp, switchml): idle %.0f%%, %.0f%%, %.0f%%; "
 	       "other processes %.0f%%, %.0f%%, %.0f%% (at most %.0f%%)\n",
 	       100 * tb[0].idle, 100 * tb[1].idle, 100 * tb[2].idle, 100 * tb[0].others,
 	       100 * tb[1].others, 100 * tb[2].others,
 	       100 * fmax(tb[0].others_max, fmax(tb[1].others_max, tb[2].others_max)));
 	printf("wrong elements in any allreduce: %llu; failed runs: %d\n\n",
-	       (unsigned long long)(tb[0].bad + tb[1].bad + tb[2].bad), failed_runs);
+	       (unsigned long long)(tb[0].bad + tb[1].bad + tb[2].bad), R->failed_runs);
 
-	printf("simulator, same workloads (%u seed%s):\n", ns, ns > 1 ? "s" : "");
-	print_table("policy", sm);
+	printf("simulator, same workloads (%u seed%s):\n", R->ns, R->ns > 1 ? "s" : "");
+	print_table("policy", R->sm);
 	printf("\n");
+}
 
-	/* Per job, side by side: testbed (mean over repetitions) and sim. */
+/*
+ * Per job, side by side: testbed (mean over repetitions) and simulator.
+ * Each policy's |log(sim/testbed)| per job goes into dev (NULL: none),
+ * ndev[pol] of them from dev + pol * ns * nj.
+ */
+static void print_jobs(struct report *R, double *dev, unsigned *ndev)
+{
+	size_t per_pol = (size_t)R->ns * R->nj;
+
 	printf("per job, testbed vs simulator (JCT ms; testbed: mean of %u repetition%s):\n",
-	       nr, nr > 1 ? "s" : "");
+	       R->nr, R->nr > 1 ? "s" : "");
 	printf("%4s %4s %-9s %2s %5s %5s %8s | %8s %8s %8s | %8s %8s %8s\n", "seed", "job",
 	       "model", "w", "iters", "chnks", "arr_ms", "tb_esa", "tb_atp", "tb_swml",
 	       "sim_esa", "sim_atp", "sim_swml");
-	double *dev = calloc((size_t)NPOL * ns * nj, sizeof(double));
-	unsigned ndev[NPOL] = { 0 };
+	for (unsigned s = 0; s < R->ns; s++) {
+		for (unsigned i = 0; i < R->nj; i++) {
+			const struct sim_job_spec *w = &R->wls[s].job[i];
 
-	for (unsigned s = 0; s < ns; s++) {
-		for (unsigned i = 0; i < nj; i++) {
-			const struct sim_job_spec *w = &wls[s].job[i];
-
-			printf("%4u %4u %-9s %2u %5u %5u %8.1f |", o->seeds[s], i,
+			printf("%4u %4u %-9s %2u %5u %5u %8.1f |", R->o->seeds[s], i,
 			       sim_models[w->model].name, w->nworkers, w->iters, w->chunks,
 			       (double)w->arrival / T_MS);
 			for (int pol = 0; pol < NPOL; pol++)
-				printf(" %8.1f", TBJ(pol, s, i) * 1e3);
+				printf(" %8.1f", *tb_job(R, pol, s, i) * 1e3);
 			printf(" |");
 			for (int pol = 0; pol < NPOL; pol++) {
-				printf(" %8.1f", SMJ(pol, s, i) * 1e3);
-				if (dev && TBJ(pol, s, i) > 0 && SMJ(pol, s, i) > 0)
-					dev[(size_t)pol * ns * nj + ndev[pol]++] =
-						lr(SMJ(pol, s, i), TBJ(pol, s, i));
+				double tbj = *tb_job(R, pol, s, i), smj = *sm_job(R, pol, s, i);
+
+				printf(" %8.1f", smj * 1e3);
+				if (dev && tbj > 0 && smj > 0)
+					dev[pol * per_pol + ndev[pol]++] = lr(smj, tbj);
 			}
 			printf("\n");
 		}
 	}
 	printf("\n");
+}
 
-	/* Validation. */
+/* The validation: each policy's average JCT and the median of its per-job
+ * deviations within its tolerance.  Returns whether every policy is. */
+static bool print_validation(struct report *R, double *dev, const unsigned *ndev)
+{
+	const struct agg *tb = R->tb, *sm = R->sm;
+	size_t per_pol = (size_t)R->ns * R->nj;
+	bool val_ok = true;
+
 	printf("validation (simulator against testbed: |log(sim/testbed)| of each policy's "
 	       "average JCT, and the median over jobs of each job's, within the policy's "
 	       "tolerance):\n");
 	for (int pol = 0; pol < NPOL; pol++) {
-		double d = lr(sm[pol].avg, tb[pol].avg), med = NAN, tol = o->tol[pol];
+		double d = lr(sm[pol].avg, tb[pol].avg), med = NAN, tol = R->o->tol[pol];
 		bool ok;
 
 		if (dev && ndev[pol]) {
-			qsort(dev + (size_t)pol * ns * nj, ndev[pol], sizeof(double), cmp_d);
-			med = sim_quantile(dev + (size_t)pol * ns * nj, ndev[pol], 0.5);
+			qsort(dev + pol * per_pol, ndev[pol], sizeof(double), cmp_d);
+			med = sim_quantile(dev + pol * per_pol, ndev[pol], 0.5);
 		}
 		ok = d <= tol && med <= tol;
 		printf("  %-9s avg JCT testbed %8.1f ms, sim %8.1f ms: sim/testbed %.3f, "
@@ -544,94 +690,143 @@ int jct_report(struct jct_opts *o)
 	       sm[ESA_POLICY_SWITCHML].avg, sm[ESA_POLICY_ATP].avg / sm[ESA_POLICY_ESA].avg,
 	       sm[ESA_POLICY_SWITCHML].avg / sm[ESA_POLICY_ESA].avg);
 	printf("validation: %s (tolerances: esa %.2f, atp %.2f, switchml %.2f)\n\n",
-	       val_ok ? "ok" : "FAILED", o->tol[0], o->tol[1], o->tol[2]);
+	       val_ok ? "ok" : "FAILED", R->o->tol[0], R->o->tol[1], R->o->tol[2]);
+	return val_ok;
+}
+
+static FILE *plot_file(struct report *R, const char *name)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", R->o->dir, name);
+	return fopen(path, "w");
+}
+
+static void write_cdfs(struct report *R)
+{
+	FILE *f = plot_file(R, "jct_cdf.dat");
+
+	if (!f)
+		return;
+	for (int pol = 0; pol < NPOL; pol++)
+		write_cdf(f, sim_policy_name(pol), &R->tb[pol]);
+	for (int pol = 0; pol < NPOL; pol++)
+		write_cdf(f, sim_policy_name(pol), &R->sm[pol]);
+	fclose(f);
+}
+
+static void write_jobs(struct report *R)
+{
+	FILE *f = plot_file(R, "jobs.dat");
+
+	if (!f)
+		return;
+	for (int pol = 0; pol < NPOL; pol++) {
+		fprintf(f, "# %s: testbed_ms sim_ms (one line per job and seed)\n",
+			sim_policy_name(pol));
+		for (unsigned s = 0; s < R->ns; s++)
+			for (unsigned i = 0; i < R->nj; i++)
+				fprintf(f, "%.3f %.3f\n", *tb_job(R, pol, s, i) * 1e3,
+					*sm_job(R, pol, s, i) * 1e3);
+		fprintf(f, "\n\n");
+	}
+	fclose(f);
+}
+
+/* One run's slot samples averaged in bins of bin seconds up to span. */
+static void write_util_run(FILE *f, const struct runf *rf, double span, double bin,
+			   unsigned pool)
+{
+	size_t k = 0;
+
+	for (double t = 0; rf->present && t < span; t += bin) {
+		double b = 0, h = 0, oc = 0;
+		unsigned n = 0;
+
+		while (k < rf->nts && rf->ts_t[k] < t + bin) {
+			if (rf->ts_t[k] >= t) {
+				b += rf->ts_b[k];
+				h += rf->ts_h[k];
+				oc += rf->ts_o[k];
+				n++;
+			}
+			k++;
+		}
+		if (n)
+			fprintf(f, "%.4f %.4f %.4f %.4f\n", t + bin / 2, b / n / pool,
+				h / n / pool, oc / n / pool);
+	}
+}
+
+/* Utilisation over time: the first seed's first repetition, in bins of
+ * 1/100 of the longest makespan. */
+static void write_util(struct report *R)
+{
+	FILE *f = plot_file(R, "util_ts.dat");
+	double span = 0, bin;
+
+	if (!f)
+		return;
+	for (int pol = 0; pol < NPOL; pol++)
+		if (run_of(R, pol, 0, 0)->present)
+			span = fmax(span, run_of(R, pol, 0, 0)->makespan);
+	bin = span > 0 ? span / 100 : 0.01;
+	for (int pol = 0; pol < NPOL; pol++) {
+		fprintf(f, "# %s: t_s busy held occ (share of pool), seed %u rep 1\n",
+			sim_policy_name(pol), R->o->seeds[0]);
+		write_util_run(f, run_of(R, pol, 0, 0), span, bin, R->o->p.pool);
+		fprintf(f, "\n\n");
+	}
+	fclose(f);
+}
+
+static void write_meta(struct report *R)
+{
+	const struct sim_params *p = &R->o->p;
+	FILE *f = plot_file(R, "meta.gp");
+
+	if (!f)
+		return;
+	fprintf(f, "base = \"pool %u, window %u, %u jobs, load %g, seeds %u%s\"\n", p->pool,
+		p->window, R->nj, p->load, R->ns, p->home ? ", homes" : "");
+	fclose(f);
+}
+
+int jct_report(struct jct_opts *o)
+{
+	struct report R;
+	unsigned ndev[NPOL] = { 0 };
+	double *dev;
+	const struct agg *tb = R.tb;
+	int rc = 2;
+
+	if (!o->dir) {
+		fprintf(stderr, "esa_jct report: --dir is needed\n");
+		return 2;
+	}
+	if (report_init(&R, o) || report_testbed(&R) || report_simulate(&R))
+		goto out;
+
+	print_header(&R);
+	print_tables(&R);
+	dev = calloc((size_t)NPOL * R.ns * R.nj, sizeof(double));
+	print_jobs(&R, dev, ndev);
+	print_validation(&R, dev, ndev);
 	free(dev);
 
-	/* Plot data. */
-	snprintf(path, sizeof(path), "%s/jct_cdf.dat", o->dir);
-	if ((f = fopen(path, "w"))) {
-		for (int pol = 0; pol < NPOL; pol++)
-			write_cdf(f, sim_policy_name(pol), &tb[pol]);
-		for (int pol = 0; pol < NPOL; pol++)
-			write_cdf(f, sim_policy_name(pol), &sm[pol]);
-		fclose(f);
-	}
-	snprintf(path, sizeof(path), "%s/jobs.dat", o->dir);
-	if ((f = fopen(path, "w"))) {
-		for (int pol = 0; pol < NPOL; pol++) {
-			fprintf(f, "# %s: testbed_ms sim_ms (one line per job and seed)\n",
-				sim_policy_name(pol));
-			for (unsigned s = 0; s < ns; s++)
-				for (unsigned i = 0; i < nj; i++)
-					fprintf(f, "%.3f %.3f\n", TBJ(pol, s, i) * 1e3,
-						SMJ(pol, s, i) * 1e3);
-			fprintf(f, "\n\n");
-		}
-		fclose(f);
-	}
-	/* Utilisation over time: the first seed's first repetition, in bins
-	 * of 1/100 of the longest makespan. */
-	snprintf(path, sizeof(path), "%s/util_ts.dat", o->dir);
-	if ((f = fopen(path, "w"))) {
-		double span = 0, bin;
-
-		for (int pol = 0; pol < NPOL; pol++)
-			if (RUN(pol, 0, 0)->present)
-				span = fmax(span, RUN(pol, 0, 0)->makespan);
-		bin = span > 0 ? span / 100 : 0.01;
-		for (int pol = 0; pol < NPOL; pol++) {
-			struct runf *rf = RUN(pol, 0, 0);
-			size_t k = 0;
-
-			fprintf(f, "# %s: t_s busy held occ (share of pool), seed %u rep 1\n",
-				sim_policy_name(pol), o->seeds[0]);
-			for (double t = 0; rf->present && t < span; t += bin) {
-				double b = 0, h = 0, oc = 0;
-				unsigned n = 0;
-
-				while (k < rf->nts && rf->ts_t[k] < t + bin) {
-					if (rf->ts_t[k] >= t) {
-						b += rf->ts_b[k];
-						h += rf->ts_h[k];
-						oc += rf->ts_o[k];
-						n++;
-					}
-					k++;
-				}
-				if (n)
-					fprintf(f, "%.4f %.4f %.4f %.4f\n", t + bin / 2,
-						b / n / o->p.pool, h / n / o->p.pool,
-						oc / n / o->p.pool);
-			}
-			fprintf(f, "\n\n");
-		}
-		fclose(f);
-	}
-	snprintf(path, sizeof(path), "%s/meta.gp", o->dir);
-	if ((f = fopen(path, "w"))) {
-		fprintf(f, "base = \"pool %u, window %u, %u jobs, load %g, seeds %u%s\"\n",
-			o->p.pool, o->p.window, nj, o->p.load, ns, o->p.home ? ", homes" : "");
-		fclose(f);
-	}
+	write_cdfs(&R);
+	write_jobs(&R);
+	write_util(&R);
+	write_meta(&R);
 
 	printf("jct: esa=%.6f atp=%.6f switchml=%.6f speedup_vs_atp=%.3f "
 	       "speedup_vs_switchml=%.3f\n", tb[ESA_POLICY_ESA].avg, tb[ESA_POLICY_ATP].avg,
 	       tb[ESA_POLICY_SWITCHML].avg, tb[ESA_POLICY_ATP].avg / tb[ESA_POLICY_ESA].avg,
 	       tb[ESA_POLICY_SWITCHML].avg / tb[ESA_POLICY_ESA].avg);
-
-	for (size_t k = 0; k < (size_t)NPOL * ns * nr; k++)
-		run_free(&runs[k]);
-	for (unsigned s = 0; s < ns; s++)
-		sim_workload_free(&wls[s]);
-	for (int pol = 0; pol < NPOL; pol++) {
-		free(tb[pol].jct);
-		free(sm[pol].jct);
-	}
-	free(runs);
-	free(tbjob);
-	free(smjob);
-	free(wls);
-	return missing || mismatch || failed_runs ? 1 : 0;
+	rc = R.missing || R.mismatch || R.failed_runs ? 1 : 0;
+out:
+	report_free(&R);
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -743,15 +938,205 @@ static double calib_model(const struct jct_opts *o, const char *name, const char
 	return span;
 }
 
-int jct_calib(struct jct_opts *o)
+/* What the microbenchmarks measured (medians over their runs), whether any
+ * had no run, and the switch's packets in per second of each run of w4,
+ * conc and ps (their median is switch_mpps). */
+struct calib {
+	double	rtt, chunk_us;		/* rtt */
+	double	wk;			/* w2: DATA packets/s per worker */
+	double	sw_w4, copy_us;		/* w4 */
+	double	sw_conc;		/* conc */
+	double	ps_rate, sw_ps, ps_us;	/* ps */
+	double	sw, sv[192];
+	unsigned nsw, ch;
+	double	worst;			/* the largest share of other processes */
+	int	bad;
+};
+
+/* One run's share of the machine: idle and taken by other processes. */
+static void calib_cpu(struct calib *C, const struct runf *rf, double *idle, double *oth)
+{
+	*idle = rf->cpu_idle;
+	*oth = rf->cpu_others;
+	C->worst = fmax(C->worst, *oth);
+}
+
+/* rtt: window 1, two workers: libesa's mean round trip, and the time per
+ * chunk (one chunk in flight: a round trip plus the hosts' work) */
+static void calib_rtt(const struct jct_opts *o, struct calib *C)
 {
 	struct runf rf[64];
-	double v[64], w[64], x[64], idle[64], oth[64], sv[192], worst = 0;
-	double rtt, chunk_us, wk, sw_w4, sw_conc, sw_ps, sw, ps_rate, ps_us, copy_us;
-	struct sim_params cal;
-	unsigned n, nsw = 0, ch, nw;
+	double v[64], w[64];
+	unsigned n = calib_runs(o, "rtt", "esa", 1, rf);
+
+	for (unsigned k = 0; k < n; k++) {
+		v[k] = rf[k].job[0].rtt_us;
+		w[k] = rf[k].job[0].comm / (rf[k].job[0].chunks * rf[k].job[0].iters) * 1e6;
+		C->ch = rf[k].job[0].chunks;
+		run_free(&rf[k]);
+	}
+	if (n)
+		printf("  (%u chunks of %u values an iteration)\n", C->ch, o->p.nvals);
+	C->rtt = median(v, n);
+	C->chunk_us = median(w, n);
+	C->bad |= !n;
+	printf("  rtt   1 job of 2 workers, window 1: round trip %.1f us (libesa's mean), "
+	       "%.1f us per chunk\n", C->rtt, C->chunk_us);
+}
+
+/* w2: a job of two workers alone: each worker's DATA rate */
+static void calib_w2(const struct jct_opts *o, struct calib *C)
+{
+	struct runf rf[64];
+	double v[64], idle[64], oth[64];
+	unsigned n = calib_runs(o, "w2", "esa", 1, rf);
+
+	for (unsigned k = 0; k < n; k++) {
+		v[k] = rf[k].job[0].tx / rf[k].job[0].comm / rf[k].job[0].workers;
+		calib_cpu(C, &rf[k], &idle[k], &oth[k]);
+		run_free(&rf[k]);
+	}
+	C->wk = median(v, n);
+	C->bad |= !n;
+	printf("  w2    1 job of 2 workers: %.1fk DATA packets/s per worker (machine idle "
+	       "%.0f%%, others %.0f%%)\n", C->wk / 1e3, 100 * median(idle, n),
+	       100 * median(oth, n));
+}
+
+/* w4: a job of four workers alone: the switch's packets in per second
+ * (DATA only here); esa-ps's CPU per result copy (its only work) */
+static void calib_w4(const struct jct_opts *o, struct calib *C)
+{
+	struct runf rf[64];
+	double v[64], w[64], idle[64], oth[64];
+	unsigned n = calib_runs(o, "w4", "esa", 1, rf);
+
+	for (unsigned k = 0; k < n; k++) {
+		uint64_t copies = rf[k].tot[ESA_C_PS_COPY_TX];
+
+		v[k] = rf[k].tot[ESA_C_RX] / rf[k].job[0].comm;
+		C->sv[C->nsw++] = v[k];
+		w[k] = copies ? rf[k].cpu_ps / copies * 1e6 : NAN;
+		calib_cpu(C, &rf[k], &idle[k], &oth[k]);
+		run_free(&rf[k]);
+	}
+	C->sw_w4 = median(v, n);
+	C->copy_us = median(w, n);
+	C->bad |= !n;
+	printf("  w4    1 job of 4 workers: %.1fk packets/s into the switch (all DATA); "
+	       "esa-ps %.2f us CPU per result copy (idle %.0f%%, others %.0f%%)\n",
+	       C->sw_w4 / 1e3, C->copy_us, 100 * median(idle, n), 100 * median(oth, n));
+}
+
+/* conc: four jobs of two workers at once, each in its own region */
+static void calib_conc(const struct jct_opts *o, struct calib *C)
+{
+	struct runf rf[64];
+	double v[64], idle[64], oth[64];
+	unsigned n = calib_runs(o, "conc", "switchml", 4, rf);
+
+	for (unsigned k = 0; k < n; k++) {
+		double first = INFINITY, last = 0;
+
+		for (unsigned i = 0; i < 4; i++) {
+			first = fmin(first, rf[k].job[i].arrival);
+			last = fmax(last, rf[k].job[i].arrival + rf[k].job[i].jct);
+		}
+		v[k] = rf[k].tot[ESA_C_RX] / (last - first);
+		C->sv[C->nsw++] = v[k];
+		calib_cpu(C, &rf[k], &idle[k], &oth[k]);
+		run_free(&rf[k]);
+	}
+	C->sw_conc = median(v, n);
+	C->bad |= !n;
+	printf("  conc  4 jobs of 2 workers at once: %.1fk packets/s into the switch (all "
+	       "DATA; idle %.0f%%, others %.0f%%)\n", C->sw_conc / 1e3, 100 * median(idle, n),
+	       100 * median(oth, n));
+}
+
+/* ps: four workers, every packet through the PS (no switch memory): the
+ * switch takes the DATA and forwards the PS's results; esa-ps's CPU per
+ * packet it merges */
+static void calib_ps(const struct jct_opts *o, struct calib *C)
+{
+	struct runf rf[64];
+	double v[64], w[64], x[64], idle[64], oth[64];
 	char path[4096];
-	int bad = 0;
+	unsigned n = calib_runs(o, "ps", "switchml", 1, rf);
+
+	for (unsigned k = 0; k < n; k++) {
+		double res;
+
+		snprintf(path, sizeof(path), "%s/ps/ps-switchml-s%u-r1.json", o->dir, rf[k].seed);
+		res = ps_json_total(path, "result_tx");
+		v[k] = rf[k].job[0].tx / rf[k].job[0].comm;
+		x[k] = (rf[k].tot[ESA_C_RX] + res) / rf[k].job[0].comm;
+		C->sv[C->nsw++] = x[k];
+		w[k] = rf[k].cpu_ps / rf[k].job[0].tx * 1e6;
+		calib_cpu(C, &rf[k], &idle[k], &oth[k]);
+		run_free(&rf[k]);
+	}
+	C->ps_rate = median(v, n);
+	C->sw_ps = median(x, n);
+	C->ps_us = median(w, n);
+	C->bad |= !n;
+	printf("  ps    1 job of 4 workers, no switch memory: %.1fk DATA packets/s through "
+	       "the PS, %.1fk packets/s into the switch (DATA and the PS's results); esa-ps "
+	       "%.2f us CPU per packet (idle %.0f%%, others %.0f%%)\n", C->ps_rate / 1e3,
+	       C->sw_ps / 1e3, C->ps_us, 100 * median(idle, n), 100 * median(oth, n));
+}
+
+/* The testbed preset's numbers from the measurements. */
+static void calib_preset(const struct calib *C, struct sim_params *cal)
+{
+	memset(cal, 0, sizeof(*cal));
+	cal->worker_mpps = C->wk / 1e6;
+	cal->switch_mpps = C->sw / 1e6;
+	cal->ps_mpps = 1 / C->ps_us;
+	cal->ps_copy_cost = C->copy_us / C->ps_us;
+	cal->prop_us = C->rtt / 2;
+	cal->link_gbps = cal->ps_link_gbps = 10;
+	cal->ps_hosts = 1;
+	printf("testbed preset (user/sim/workload.c):\n"
+	       "  worker_mpps  = w2's rate per worker                      = %.4f\n"
+	       "  switch_mpps  = median of w4, conc, ps: packets/s in      = %.4f\n"
+	       "  ps_mpps      = 1 / esa-ps CPU per packet (ps)            = %.4f\n"
+	       "  ps_copy_cost = esa-ps CPU per copy (w4) / per packet     = %.2f\n"
+	       "  prop_us      = rtt / 2                                   = %.1f\n"
+	       "  link_gbps, ps_link_gbps: 10 (no line rate on veth; never binds)\n"
+	       "  ps_hosts     = 1 (one esa-ps for every job)\n",
+	       cal->worker_mpps, cal->switch_mpps, cal->ps_mpps, cal->ps_copy_cost,
+	       cal->prop_us);
+}
+
+/* What the model makes of the microbenchmarks with these numbers. */
+static void calib_check_model(const struct jct_opts *o, const struct calib *C,
+			      const struct sim_params *cal)
+{
+	unsigned ch = C->ch, nw = 0;
+	double span;
+
+	printf("the model on the microbenchmarks (seed %u), measured -> simulated:\n",
+	       o->seeds[0]);
+	span = calib_model(o, "rtt", "esa", cal, &ch, &nw);
+	printf("  rtt   %.1f -> %.1f us per chunk\n", C->chunk_us, span / ch * 1e6);
+	span = calib_model(o, "w2", "esa", cal, &ch, &nw);
+	printf("  w2    %.1fk -> %.1fk DATA packets/s per worker\n", C->wk / 1e3,
+	       ch / span / 1e3);
+	span = calib_model(o, "w4", "esa", cal, &ch, &nw);
+	printf("  w4    %.1fk -> %.1fk DATA packets/s\n", C->sw_w4 / 1e3, ch * nw / span / 1e3);
+	span = calib_model(o, "conc", "switchml", cal, &ch, &nw);
+	printf("  conc  %.1fk -> %.1fk DATA packets/s\n", C->sw_conc / 1e3,
+	       ch * nw / span / 1e3);
+	printf("  ps    %.1fk -> %.1fk DATA packets/s through the PS (min(switch / 2, "
+	       "PS, 4 x worker); esa_sim cannot run a job without memory)\n",
+	       C->ps_rate / 1e3, fmin(fmin(C->sw / 2, 1e6 / C->ps_us), 4 * C->wk) / 1e3);
+}
+
+int jct_calib(struct jct_opts *o)
+{
+	struct calib C = { 0 };
+	struct sim_params cal;
 
 	if (!o->dir) {
 		fprintf(stderr, "esa_jct calib: --dir is needed\n");
@@ -761,153 +1146,21 @@ int jct_calib(struct jct_opts *o)
 	for (unsigned s = 0; s < o->nseeds; s++)
 		printf("%s%u", s ? "," : " ", o->seeds[s]);
 	printf("); one VGG-16-sized gradient per iteration, no compute\n");
+	calib_rtt(o, &C);
+	calib_w2(o, &C);
+	calib_w4(o, &C);
+	calib_conc(o, &C);
+	calib_ps(o, &C);
+	C.sw = median(C.sv, C.nsw);
 
-	/* rtt: window 1, two workers: libesa's mean round trip, and the time
-	 * per chunk (one chunk in flight: a round trip plus the hosts' work) */
-	n = calib_runs(o, "rtt", "esa", 1, rf);
-	for (unsigned k = 0; k < n; k++) {
-		v[k] = rf[k].job[0].rtt_us;
-		w[k] = rf[k].job[0].comm / (rf[k].job[0].chunks * rf[k].job[0].iters) * 1e6;
-		ch = rf[k].job[0].chunks;
-		run_free(&rf[k]);
-	}
-	if (n)
-		printf("  (%u chunks of %u values an iteration)\n", ch, o->p.nvals);
-	rtt = median(v, n);
-	chunk_us = median(w, n);
-	bad |= !n;
-	printf("  rtt   1 job of 2 workers, window 1: round trip %.1f us (libesa's mean), "
-	       "%.1f us per chunk\n", rtt, chunk_us);
-
-	/* w2: a job of two workers alone: each worker's DATA rate */
-	n = calib_runs(o, "w2", "esa", 1, rf);
-	for (unsigned k = 0; k < n; k++) {
-		v[k] = rf[k].job[0].tx / rf[k].job[0].comm / rf[k].job[0].workers;
-		idle[k] = rf[k].cpu_idle;
-		oth[k] = rf[k].cpu_others;
-		worst = fmax(worst, oth[k]);
-		run_free(&rf[k]);
-	}
-	wk = median(v, n);
-	bad |= !n;
-	printf("  w2    1 job of 2 workers: %.1fk DATA packets/s per worker (machine idle "
-	       "%.0f%%, others %.0f%%)\n", wk / 1e3, 100 * median(idle, n), 100 * median(oth, n));
-
-	/* w4: a job of four workers alone: the switch's packets in per second
-	 * (DATA only here); esa-ps's CPU per result copy (its only work) */
-	n = calib_runs(o, "w4", "esa", 1, rf);
-	for (unsigned k = 0; k < n; k++) {
-		uint64_t copies = rf[k].tot[ESA_C_PS_COPY_TX];
-
-		v[k] = rf[k].tot[ESA_C_RX] / rf[k].job[0].comm;
-		sv[nsw++] = v[k];
-		w[k] = copies ? rf[k].cpu_ps / copies * 1e6 : NAN;
-		idle[k] = rf[k].cpu_idle;
-		oth[k] = rf[k].cpu_others;
-		worst = fmax(worst, oth[k]);
-		run_free(&rf[k]);
-	}
-	sw_w4 = median(v, n);
-	copy_us = median(w, n);
-	bad |= !n;
-	printf("  w4    1 job of 4 workers: %.1fk packets/s into the switch (all DATA); "
-	       "esa-ps %.2f us CPU per result copy (idle %.0f%%, others %.0f%%)\n", sw_w4 / 1e3, copy_us,
-	       100 * median(idle, n), 100 * median(oth, n));
-
-	/* conc: four jobs of two workers at once, each in its own region */
-	n = calib_runs(o, "conc", "switchml", 4, rf);
-	for (unsigned k = 0; k < n; k++) {
-		double first = INFINITY, last = 0;
-
-		for (unsigned i = 0; i < 4; i++) {
-			first = fmin(first, rf[k].job[i].arrival);
-			last = fmax(last, rf[k].job[i].arrival + rf[k].job[i].jct);
-		}
-		v[k] = rf[k].tot[ESA_C_RX] / (last - first);
-		sv[nsw++] = v[k];
-		idle[k] = rf[k].cpu_idle;
-		oth[k] = rf[k].cpu_others;
-		worst = fmax(worst, oth[k]);
-		run_free(&rf[k]);
-	}
-	sw_conc = median(v, n);
-	bad |= !n;
-	printf("  conc  4 jobs of 2 workers at once: %.1fk packets/s into the switch (all "
-	       "DATA; idle %.0f%%, others %.0f%%)\n", sw_conc / 1e3, 100 * median(idle, n),
-	       100 * median(oth, n));
-
-	/* ps: four workers, every packet through the PS (no switch memory):
-	 * the switch takes the DATA and forwards the PS's results; esa-ps's
-	 * CPU per packet it merges */
-	n = calib_runs(o, "ps", "switchml", 1, rf);
-	for (unsigned k = 0; k < n; k++) {
-		double res;
-
-		snprintf(path, sizeof(path), "%s/ps/ps-switchml-s%u-r1.json", o->dir, rf[k].seed);
-		res = ps_json_total(path, "result_tx");
-		v[k] = rf[k].job[0].tx / rf[k].job[0].comm;
-		x[k] = (rf[k].tot[ESA_C_RX] + res) / rf[k].job[0].comm;
-		sv[nsw++] = x[k];
-		w[k] = rf[k].cpu_ps / rf[k].job[0].tx * 1e6;
-		idle[k] = rf[k].cpu_idle;
-		oth[k] = rf[k].cpu_others;
-		worst = fmax(worst, oth[k]);
-		run_free(&rf[k]);
-	}
-	ps_rate = median(v, n);
-	sw_ps = median(x, n);
-	ps_us = median(w, n);
-	bad |= !n;
-	printf("  ps    1 job of 4 workers, no switch memory: %.1fk DATA packets/s through "
-	       "the PS, %.1fk packets/s into the switch (DATA and the PS's results); esa-ps "
-	       "%.2f us CPU per packet (idle %.0f%%, others %.0f%%)\n", ps_rate / 1e3, sw_ps / 1e3, ps_us,
-	       100 * median(idle, n), 100 * median(oth, n));
-	sw = median(sv, nsw);
-
-	memset(&cal, 0, sizeof(cal));
-	cal.worker_mpps = wk / 1e6;
-	cal.switch_mpps = sw / 1e6;
-	cal.ps_mpps = 1 / ps_us;
-	cal.ps_copy_cost = copy_us / ps_us;
-	cal.prop_us = rtt / 2;
-	cal.link_gbps = cal.ps_link_gbps = 10;
-	cal.ps_hosts = 1;
-	printf("testbed preset (user/sim/workload.c):\n"
-	       "  worker_mpps  = w2's rate per worker                      = %.4f\n"
-	       "  switch_mpps  = median of w4, conc, ps: packets/s in      = %.4f\n"
-	       "  ps_mpps      = 1 / esa-ps CPU per packet (ps)            = %.4f\n"
-	       "  ps_copy_cost = esa-ps CPU per copy (w4) / per packet     = %.2f\n"
-	       "  prop_us      = rtt / 2                                   = %.1f\n"
-	       "  link_gbps, ps_link_gbps: 10 (no line rate on veth; never binds)\n"
-	       "  ps_hosts     = 1 (one esa-ps for every job)\n",
-	       cal.worker_mpps, cal.switch_mpps, cal.ps_mpps, cal.ps_copy_cost, cal.prop_us);
-
-	/* What the model makes of the microbenchmarks with these numbers. */
-	printf("the model on the microbenchmarks (seed %u), measured -> simulated:\n",
-	       o->seeds[0]);
-	{
-		double span;
-
-		span = calib_model(o, "rtt", "esa", &cal, &ch, &nw);
-		printf("  rtt   %.1f -> %.1f us per chunk\n", chunk_us, span / ch * 1e6);
-		span = calib_model(o, "w2", "esa", &cal, &ch, &nw);
-		printf("  w2    %.1fk -> %.1fk DATA packets/s per worker\n", wk / 1e3,
-		       ch / span / 1e3);
-		span = calib_model(o, "w4", "esa", &cal, &ch, &nw);
-		printf("  w4    %.1fk -> %.1fk DATA packets/s\n", sw_w4 / 1e3, ch * nw / span / 1e3);
-		span = calib_model(o, "conc", "switchml", &cal, &ch, &nw);
-		printf("  conc  %.1fk -> %.1fk DATA packets/s\n", sw_conc / 1e3,
-		       ch * nw / span / 1e3);
-		printf("  ps    %.1fk -> %.1fk DATA packets/s through the PS (min(switch / 2, "
-		       "PS, 4 x worker); esa_sim cannot run a job without memory)\n",
-		       ps_rate / 1e3, fmin(fmin(sw / 2, 1e6 / ps_us), 4 * wk) / 1e3);
-	}
-	if (worst > 0.1)
+	calib_preset(&C, &cal);
+	calib_check_model(o, &C, &cal);
+	if (C.worst > 0.1)
 		printf("warning: other processes used up to %.0f%% of the machine during "
-		       "these runs: calibrate on a quiet machine\n", 100 * worst);
+		       "these runs: calibrate on a quiet machine\n", 100 * C.worst);
 	printf("calib: --worker-mpps %.4f --switch-mpps %.4f --ps-mpps %.4f "
 	       "--ps-copy-cost %.2f --prop-us %.1f --link-gbps 10 --ps-link-gbps 10 "
 	       "--ps-hosts 1\n", cal.worker_mpps, cal.switch_mpps, cal.ps_mpps,
 	       cal.ps_copy_cost, cal.prop_us);
-	return bad ? 1 : 0;
+	return C.bad ? 1 : 0;
 }
