@@ -110,12 +110,10 @@ static int num(const char *opt, const char *s, double lo, double hi, double *v)
 	return 0;
 }
 
-int jct_parse(struct jct_opts *o, int argc, char **argv, const char *cmd)
+/* The preset first, wherever it is in argv, then the testbed's defaults. */
+static int jct_defaults(struct jct_opts *o, int argc, char **argv)
 {
 	struct sim_params *p = &o->p;
-	struct option *lopts;
-	double x;
-	int c;
 
 	memset(o, 0, sizeof(*o));
 	o->preset = "testbed";
@@ -148,6 +146,172 @@ int jct_parse(struct jct_opts *o, int argc, char **argv, const char *cmd)
 	o->tol[ESA_POLICY_ESA] = 0.20;
 	o->tol[ESA_POLICY_ATP] = 0.35;
 	o->tol[ESA_POLICY_SWITCHML] = 0.30;
+	return 0;
+}
+
+/* The options of one run on the testbed (esa_jct run). */
+static int set_run_opt(struct jct_opts *o, int c, const char *name, char *arg)
+{
+	double x;
+
+	switch (c) {
+	case O_HOSTS:
+		if (num(name, arg, 1, JCT_MAX_HOSTS, &x))
+			return -1;
+		o->hosts = (unsigned)x;
+		break;
+	case O_PREFIX:
+		o->prefix = arg;
+		break;
+	case O_PIN:
+		o->pin = arg;
+		break;
+	case O_OUT:
+		o->out = arg;
+		break;
+	case O_POLICY:
+		o->policy = sim_policy_parse(arg);
+		if (o->policy < 0) {
+			fprintf(stderr, "esa_jct: --policy esa, atp or switchml\n");
+			return -1;
+		}
+		break;
+	case O_IO:
+		if (strcmp(arg, "udp") && strcmp(arg, "xdp") && strcmp(arg, "auto")) {
+			fprintf(stderr, "esa_jct: --io udp, xdp or auto\n");
+			return -1;
+		}
+		o->io = arg;
+		break;
+	case O_REP:
+		if (num(name, arg, 1, 1000, &x))
+			return -1;
+		o->rep = (unsigned)x;
+		break;
+	case O_SAMPLE:
+		return num(name, arg, 0.5, 1000, &o->sample_ms);
+	case O_LEAD:
+		return num(name, arg, 0, 60000, &o->lead_ms);
+	case O_MAXRUN:
+		return num(name, arg, 1, 86400, &o->max_run_s);
+	case O_PSPID:
+		if (num(name, arg, 1, 1 << 30, &x))
+			return -1;
+		o->ps_pid = (int)x;
+		break;
+	case O_INJECT:
+		o->inject = 1;
+		break;
+	case O_NOSLOT:
+		o->noslot = 1;
+		break;
+	default:
+		jct_usage(stderr);
+		return -1;
+	}
+	return 0;
+}
+
+/* The workload's own options, the report's, and then set_run_opt()'s. */
+static int set_opt(struct jct_opts *o, int c, const char *name, char *arg)
+{
+	struct sim_params *p = &o->p;
+	double x;
+
+	switch (c) {
+	case O_PRESET:
+		break;
+	case O_SEED:
+		if (num(name, arg, 0, 1e15, &x))
+			return -1;
+		p->seed = (uint64_t)x;
+		o->seeds[0] = (unsigned)x;
+		break;
+	case O_PRIO:
+		p->prio = sim_prio_parse(arg);
+		if (p->prio < 0) {
+			fprintf(stderr, "esa_jct: --prio static, las, srsf or flat\n");
+			return -1;
+		}
+		break;
+	case O_DIR:
+		o->dir = arg;
+		break;
+	case O_SEEDS: {
+		int n = sim_param_ulist(arg, o->seeds, 64, 0, ~0u);
+
+		if (n < 0) {
+			fprintf(stderr, "esa_jct: bad --seeds %s\n", arg);
+			return -1;
+		}
+		o->nseeds = n;
+		break;
+	}
+	case O_REPS:
+		if (num(name, arg, 1, 100, &x))
+			return -1;
+		o->reps = (unsigned)x;
+		break;
+	case O_TOL_ESA:
+		return num(name, arg, 0, 10, &o->tol[ESA_POLICY_ESA]);
+	case O_TOL_ATP:
+		return num(name, arg, 0, 10, &o->tol[ESA_POLICY_ATP]);
+	case O_TOL_SWML:
+		return num(name, arg, 0, 10, &o->tol[ESA_POLICY_SWITCHML]);
+	case 'v':
+		o->verbose++;
+		break;
+	case 'h':
+		jct_usage(stdout);
+		exit(0);
+	default:
+		return set_run_opt(o, c, name, arg);
+	}
+	return 0;
+}
+
+/* What the testbed adds to esa_sim's ranges. */
+static int jct_check(struct jct_opts *o)
+{
+	struct sim_params *p = &o->p;
+
+	if (!o->nseeds) {
+		o->seeds[0] = (unsigned)p->seed;
+		o->nseeds = 1;
+	}
+	for (unsigned k = 0; k < p->nwchoice; k++) {
+		if (p->wchoice[k] > o->hosts) {
+			fprintf(stderr, "esa_jct: jobs of %u workers need --hosts %u or more\n",
+				p->wchoice[k], p->wchoice[k]);
+			return -1;
+		}
+	}
+	if (p->njobs > JCT_MAX_JOBS) {
+		fprintf(stderr, "esa_jct: --jobs %u: at most %d (job ids of the switch and "
+			"esa-ps)\n", p->njobs, JCT_MAX_JOBS);
+		return -1;
+	}
+	if (p->window > ESA_WINDOW_MAX) {
+		fprintf(stderr, "esa_jct: --window %u: libesa's windows are 1..%d\n",
+			p->window, ESA_WINDOW_MAX);
+		return -1;
+	}
+	if (p->timeout_us < 1000 || p->timeout_max_us < 1000) {
+		fprintf(stderr, "esa_jct: --timeout-us and --timeout-max-us: at least 1000 "
+			"(libesa counts milliseconds)\n");
+		return -1;
+	}
+	return 0;
+}
+
+int jct_parse(struct jct_opts *o, int argc, char **argv, const char *cmd)
+{
+	struct option *lopts;
+	int c, rc = -1;
+
+	(void)cmd;
+	if (jct_defaults(o, argc, argv))
+		return -1;
 	/* The model's and workload's options are esa_sim's (params.c). */
 	lopts = sim_param_options(own_opts);
 	if (!lopts)
@@ -157,159 +321,21 @@ int jct_parse(struct jct_opts *o, int argc, char **argv, const char *cmd)
 		const char *name = NULL;
 
 		if (c >= SIM_OPT_BASE) {
-			if (sim_param_set(p, c, optarg, "esa_jct"))
-				goto bad;
+			if (sim_param_set(&o->p, c, optarg, "esa_jct"))
+				goto out;
 			continue;
 		}
 		for (const struct option *l = lopts; l->name; l++)
 			if (l->val == c)
 				name = l->name;
-		switch (c) {
-		case O_PRESET:
-			break;
-		case O_SEED:
-			if (num(name, optarg, 0, 1e15, &x))
-				goto bad;
-			p->seed = (uint64_t)x;
-			o->seeds[0] = (unsigned)x;
-			break;
-		case O_PRIO:
-			p->prio = sim_prio_parse(optarg);
-			if (p->prio < 0) {
-				fprintf(stderr, "esa_jct: --prio static, las, srsf or flat\n");
-				goto bad;
-			}
-			break;
-		case O_HOSTS:
-			if (num(name, optarg, 1, JCT_MAX_HOSTS, &x))
-				goto bad;
-			o->hosts = (unsigned)x;
-			break;
-		case O_PREFIX:
-			o->prefix = optarg;
-			break;
-		case O_PIN:
-			o->pin = optarg;
-			break;
-		case O_OUT:
-			o->out = optarg;
-			break;
-		case O_DIR:
-			o->dir = optarg;
-			break;
-		case O_POLICY:
-			o->policy = sim_policy_parse(optarg);
-			if (o->policy < 0) {
-				fprintf(stderr, "esa_jct: --policy esa, atp or switchml\n");
-				goto bad;
-			}
-			break;
-		case O_IO:
-			if (strcmp(optarg, "udp") && strcmp(optarg, "xdp") && strcmp(optarg, "auto")) {
-				fprintf(stderr, "esa_jct: --io udp, xdp or auto\n");
-				goto bad;
-			}
-			o->io = optarg;
-			break;
-		case O_REP:
-			if (num(name, optarg, 1, 1000, &x))
-				goto bad;
-			o->rep = (unsigned)x;
-			break;
-		case O_SAMPLE:
-			if (num(name, optarg, 0.5, 1000, &o->sample_ms))
-				goto bad;
-			break;
-		case O_LEAD:
-			if (num(name, optarg, 0, 60000, &o->lead_ms))
-				goto bad;
-			break;
-		case O_MAXRUN:
-			if (num(name, optarg, 1, 86400, &o->max_run_s))
-				goto bad;
-			break;
-		case O_SEEDS: {
-			int n = sim_param_ulist(optarg, o->seeds, 64, 0, ~0u);
-
-			if (n < 0) {
-				fprintf(stderr, "esa_jct: bad --seeds %s\n", optarg);
-				goto bad;
-			}
-			o->nseeds = n;
-			break;
-		}
-		case O_REPS:
-			if (num(name, optarg, 1, 100, &x))
-				goto bad;
-			o->reps = (unsigned)x;
-			break;
-		case O_TOL_ESA:
-			if (num(name, optarg, 0, 10, &o->tol[ESA_POLICY_ESA]))
-				goto bad;
-			break;
-		case O_TOL_ATP:
-			if (num(name, optarg, 0, 10, &o->tol[ESA_POLICY_ATP]))
-				goto bad;
-			break;
-		case O_TOL_SWML:
-			if (num(name, optarg, 0, 10, &o->tol[ESA_POLICY_SWITCHML]))
-				goto bad;
-			break;
-		case O_PSPID:
-			if (num(name, optarg, 1, 1 << 30, &x))
-				goto bad;
-			o->ps_pid = (int)x;
-			break;
-		case O_INJECT:
-			o->inject = 1;
-			break;
-		case O_NOSLOT:
-			o->noslot = 1;
-			break;
-		case 'v':
-			o->verbose++;
-			break;
-		case 'h':
-			jct_usage(stdout);
-			exit(0);
-		default:
-			jct_usage(stderr);
-			goto bad;
-		}
+		if (set_opt(o, c, name, optarg))
+			goto out;
 	}
-	if (!o->nseeds) {
-		o->seeds[0] = (unsigned)p->seed;
-		o->nseeds = 1;
-	}
-	for (unsigned k = 0; k < p->nwchoice; k++) {
-		if (p->wchoice[k] > o->hosts) {
-			fprintf(stderr, "esa_jct: jobs of %u workers need --hosts %u or more\n",
-				p->wchoice[k], p->wchoice[k]);
-			goto bad;
-		}
-	}
-	/* what the testbed adds to esa_sim's ranges */
-	if (p->njobs > JCT_MAX_JOBS) {
-		fprintf(stderr, "esa_jct: --jobs %u: at most %d (job ids of the switch and "
-			"esa-ps)\n", p->njobs, JCT_MAX_JOBS);
-		goto bad;
-	}
-	if (p->window > ESA_WINDOW_MAX) {
-		fprintf(stderr, "esa_jct: --window %u: libesa's windows are 1..%d\n",
-			p->window, ESA_WINDOW_MAX);
-		goto bad;
-	}
-	if (p->timeout_us < 1000 || p->timeout_max_us < 1000) {
-		fprintf(stderr, "esa_jct: --timeout-us and --timeout-max-us: at least 1000 "
-			"(libesa counts milliseconds)\n");
-		goto bad;
-	}
+	if (!jct_check(o))
+		rc = optind;
+out:
 	free(lopts);
-	(void)cmd;
-	return optind;
-bad:
-	free(lopts);
-	return -1;
+	return rc;
 }
 
 /*
