@@ -84,7 +84,7 @@ $(ESA_JOBS): $(LIB_DIR)/esa_jobs.c $(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) $< $(LIBESA_A) $(LIB_LIBS) -lpthread -o $@
 
-$(OUTPUT)/selftests/hosts/lib_test: $(HOSTS_TEST_DIR)/lib_test.c $(HOSTS_TEST_DIR)/simswitch.h \
+$(OUTPUT)/selftests/hosts/lib_test: $(HOSTS_TEST_DIR)/lib_test.c $(HOSTS_TEST_DIR)/simswitch.h selftests/tap.h \
 		$(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)/selftests/hosts
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) -I$(HOSTS_TEST_DIR) $< $(LIBESA_A) $(LIB_LIBS) -lpthread -o $@

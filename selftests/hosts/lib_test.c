@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,26 +29,12 @@
 #include "esa.h"
 #include "esa_int.h"
 #include "simswitch.h"
+#include "../tap.h"
 
-static int tests, failures;
 static uint16_t next_port;
-/* The transport's settings for every worker (the AF_XDP pass), and the
- * prefix of its test names. */
-static const char *g_io, *g_pass = "";
-
-static void ok(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void ok(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - %s", cond ? "" : "not ", ++tests, g_pass);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	failures += !cond;
-}
+/* The transport's settings for every worker (the AF_XDP pass names its
+ * tests with tap_prefix). */
+static const char *g_io;
 
 static uint16_t ports(int n)
 {
@@ -1390,7 +1375,7 @@ static void test_xdp_open(void)
 static void test_xdp(void)
 {
 	if (geteuid()) {
-		printf("ok %d - AF_XDP tests # SKIP not root\n", ++tests);
+		tap_skip("not root", "AF_XDP tests");
 		test_xdp_refused();
 		return;
 	}
@@ -1403,7 +1388,7 @@ static void test_xdp(void)
 		ok(false, "a network namespace for the AF_XDP tests: %s", strerror(errno));
 		return;
 	}
-	g_pass = "io=xdp: ";
+	tap_prefix = "io=xdp: ";
 	test_xdp_refused();
 	test_xdp_open();
 	g_io = "io=xdp xdp_workers=8";	/* up to 5 workers share lo queue 0 */
@@ -1424,13 +1409,13 @@ static void test_xdp(void)
 	XRUN(test_rcvbuf);
 	XRUN(test_timers);
 	g_io = NULL;
-	g_pass = "";
+	tap_prefix = "";
 }
 
 int main(void)
 {
 	next_port = 20000 + (getpid() * 97) % 30000;
-	printf("TAP version 13\n");
+	tap_start();
 #define RUN(t) do { if (!getenv("LIBTEST") || strstr(#t, getenv("LIBTEST"))) t(); } while (0)
 	RUN(test_config);
 	RUN(test_quant);
@@ -1455,6 +1440,5 @@ int main(void)
 		test_xdp_refused();
 	else
 		RUN(test_xdp);
-	printf("1..%d\n", tests);
-	return failures ? 1 : 0;
+	return tap_end();
 }

@@ -9,37 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdarg.h>
 #include <math.h>
 #include "sim.h"
-
-static int ntest, nfail;
-
-static int ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++ntest);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!cond)
-		nfail++;
-	return cond;
-}
-
-static void diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("# ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-}
+#include "../tap.h"
 
 static const int pols[] = { ESA_POLICY_ESA, ESA_POLICY_ATP, ESA_POLICY_SWITCHML };
 #define NPOLS 3
@@ -898,7 +870,7 @@ static void test_racks_determinism(void)
 
 int main(void)
 {
-	printf("TAP version 13\n");
+	tap_start();
 	test_probe_esa();
 	test_probe_atp();
 	test_probe_switchml();
@@ -919,7 +891,5 @@ int main(void)
 	test_racks_local();
 	test_racks_bytes();
 	test_racks_determinism();
-	printf("1..%d\n", ntest);
-	printf("# %d passed, %d failed\n", ntest - nfail, nfail);
-	return nfail ? 1 : 0;
+	return tap_end();
 }
