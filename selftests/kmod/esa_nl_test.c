@@ -549,12 +549,12 @@ static void k_two(struct k_attrs *m)
 	k_addr(m, ESA_JOB_A_PS, T_PS_A, T_PS_PORT);
 }
 
-/* Every way two levels can be wrong, each with its errno and message. */
-TEST_F_TIMEOUT(nl, two_levels_bad_input, K_TIMEOUT)
+/* A job with ranks elsewhere needs an upstream, with an address and a
+ * port. */
+static void bad_upstream(struct __test_metadata *_metadata, FIXTURE_DATA(nl) *self)
 {
 	struct esa_job j;
 	struct k_attrs m;
-	__u8 n;
 
 	/* Ranks not here, and no upstream to sum them at. */
 	j = leaf_job();
@@ -575,8 +575,15 @@ TEST_F_TIMEOUT(nl, two_levels_bad_input, K_TIMEOUT)
 	k_addr(&m, ESA_JOB_A_UPSTREAM, NULL, ESA_DEFAULT_PORT);
 	ASSERT_NLERR(-EINVAL, "missing attribute ESA_ADDR_A_IPV4",
 		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
+}
 
-	/* Leaves: no ranks, no address, address 0, ranks 0. */
+/* Leaves: no ranks, no address, address 0, ranks 0. */
+static void bad_leaves(struct __test_metadata *_metadata, FIXTURE_DATA(nl) *self)
+{
+	struct k_attrs m;
+	__u64 zero = 0;
+	size_t at;
+
 	k_two(&m);
 	k_leaf(&m, "10.254.1.1", 0, 0);
 	ASSERT_NLERR(-EINVAL, "missing attribute ESA_LEAF_A_RANKS",
@@ -589,20 +596,22 @@ TEST_F_TIMEOUT(nl, two_levels_bad_input, K_TIMEOUT)
 	k_leaf(&m, "0.0.0.0", 0, 0x3);
 	ASSERT_NLERR(-EINVAL, "address 0.0.0.0 is not allowed",
 		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
-	{
-		__u64 zero = 0;
-		size_t at;
+	k_two(&m);
+	at = k_nest(&m, ESA_JOB_A_LEAVES);
+	k_u32(&m, ESA_LEAF_A_IPV4, t_ip("10.254.1.1"));
+	k_put(&m, ESA_LEAF_A_RANKS, &zero, 8);
+	k_end(&m, at);
+	ASSERT_NLERR(-EINVAL, "a leaf needs ranks",
+		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
+}
 
-		k_two(&m);
-		at = k_nest(&m, ESA_JOB_A_LEAVES);
-		k_u32(&m, ESA_LEAF_A_IPV4, t_ip("10.254.1.1"));
-		k_put(&m, ESA_LEAF_A_RANKS, &zero, 8);
-		k_end(&m, at);
-		ASSERT_NLERR(-EINVAL, "a leaf needs ranks",
-			     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
-	}
+/* Ranks under two members: two leaves; a leaf and a worker.  Two leaves,
+ * or a leaf and a worker, at one address and port. */
+static void bad_members(struct __test_metadata *_metadata, FIXTURE_DATA(nl) *self)
+{
+	struct esa_job j;
+	struct k_attrs m;
 
-	/* Ranks under two members: two leaves; a leaf and a worker. */
 	j = spine_job();
 	j.set[3] = 0x3c;
 	ASSERT_NLERR(-EINVAL, "ranks under two members",
@@ -613,7 +622,6 @@ TEST_F_TIMEOUT(nl, two_levels_bad_input, K_TIMEOUT)
 	k_leaf(&m, "10.254.1.1", 0, 0x6);
 	ASSERT_NLERR(-EINVAL, "ranks under two members",
 		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
-	/* Two leaves, or a leaf and a worker, at one address and port. */
 	j = spine_job();
 	j.rank[3] = j.rank[1];
 	ASSERT_NLERR(-EINVAL, "two members with one address and port",
@@ -622,8 +630,14 @@ TEST_F_TIMEOUT(nl, two_levels_bad_input, K_TIMEOUT)
 	j.rank[1] = j.rank[0];
 	ASSERT_NLERR(-EINVAL, "two members with one address and port",
 		     esa_nl_job_add(self->nl, ID, &j));
+}
 
-	/* The job's ranks: fewer than its members name, 0, 65. */
+/* The job's ranks: fewer than its members name, 0, 65. */
+static void bad_ranks(struct __test_metadata *_metadata, FIXTURE_DATA(nl) *self)
+{
+	struct k_attrs m;
+	__u8 n;
+
 	k_two(&m);
 	k_leaf(&m, "10.254.1.1", 0, 0xf0);
 	n = 4;
@@ -640,6 +654,20 @@ TEST_F_TIMEOUT(nl, two_levels_bad_input, K_TIMEOUT)
 	k_put(&m, ESA_JOB_A_RANKS, &n, 1);
 	ASSERT_NLERR(-ERANGE, "integer out of range",
 		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
+}
+
+/* Every way two levels can be wrong, each with its errno and message. */
+TEST_F_TIMEOUT(nl, two_levels_bad_input, K_TIMEOUT)
+{
+	struct esa_job j;
+	struct k_attrs m;
+	__u64 mask = 1;
+	__u8 n;
+
+	bad_upstream(_metadata, self);
+	bad_leaves(_metadata, self);
+	bad_members(_metadata, self);
+	bad_ranks(_metadata, self);
 
 	/* No member here at all: only ranks elsewhere. */
 	k_two(&m);
@@ -649,11 +677,7 @@ TEST_F_TIMEOUT(nl, two_levels_bad_input, K_TIMEOUT)
 		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
 	/* A mask is the module's to say. */
 	k_add_attrs(&m, ID, 1);
-	{
-		__u64 mask = 1;
-
-		k_put(&m, ESA_JOB_A_MASK, &mask, 8);
-	}
+	k_put(&m, ESA_JOB_A_MASK, &mask, 8);
 	ASSERT_NLERR(-EINVAL, "Unsupported attribute",
 		     esa_nl_raw(self->nl, ESA_CMD_JOB_ADD, m.buf, m.len));
 
