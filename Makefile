@@ -83,6 +83,9 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c | $(OUTPUT)
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
+# Kept: make would delete a skeleton it made on the way (esa_kf_probe's)
+# and build every program that includes it again next time.
+.SECONDARY: $(OUTPUT)/esa_kf_probe.skel.h
 
 # The skeletons are generated headers: made before the first compile, when
 # no .d file names them yet.

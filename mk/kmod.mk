@@ -87,6 +87,13 @@ $(VM_BIN)/%: selftests/kmod/%.c selftests/kmod/kmod_test.h selftests/esa/testlib
 	$(Q)$(CC) $(CFLAGS) -Wno-sign-compare -Iselftests/esa -Iselftests/kmod \
 		-I$(OUTPUT)/kselftest -static $< $(VM_LIBS) $(LDLIBS) -o $@
 
+# The structure-aware fuzzer, on the kfunc variant with jobs in esa.ko.
+$(VM_BIN)/esa_fuzz: selftests/esa/esa_fuzz.c selftests/esa/testlib.h $(VM_LIBS) $(HDRS) \
+		$(KSFT) | $(VM_BIN)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) -Wno-sign-compare -Iselftests/esa -I$(OUTPUT)/kselftest \
+		-static $< $(VM_LIBS) $(LDLIBS) -o $@
+
 $(VM_BIN)/esa_kfunc_bench: selftests/kmod/esa_kfunc_bench.c selftests/esa/testlib.h \
 		selftests/esa/benchlib.h $(OUTPUT)/esa_bench.skel.h $(VM_LIBS) $(HDRS) | $(VM_BIN)
 	$(call msg,CCLD,$@)
@@ -101,7 +108,7 @@ $(VM_BIN)/qexit: selftests/vm/qexit.c | $(VM_BIN)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) -static $< -o $@
 
-vm-bins: $(VM_TESTS) $(VM_BIN)/esa_kfunc_bench $(VM_BIN)/esactl $(VM_BIN)/qexit \
+vm-bins: $(VM_TESTS) $(VM_BIN)/esa_fuzz $(VM_BIN)/esa_kfunc_bench $(VM_BIN)/esactl $(VM_BIN)/qexit \
 	$(OUTPUT)/esa_kfunc.bpf.o
 
 kmod-debian:

@@ -25,6 +25,8 @@ t() {	# t NAME CMD...
 }
 e() { "$esactl" -d $pin "$@"; }
 cleanup() {
+	# With esa.ko the job lives in the module, not in the program's maps.
+	e job delete 3 >/dev/null 2>&1
 	e prog unload >/dev/null 2>&1
 	ip link del ea1 2>/dev/null
 	ip link del ea2 2>/dev/null

@@ -88,6 +88,8 @@ fi
 t "module BTF in /sys/kernel/btf/esa" test -s /sys/kernel/btf/esa
 kselftest esa_nl_test
 kselftest esa_kfunc_test
+t "esa_fuzz: the structure-aware fuzzer on the kfunc variant, jobs in esa.ko" \
+	"$bin/esa_fuzz" -n 20000 -o "$ESA_KFUNC_OBJECT"
 
 # esactl as an admin uses it on a box with esa.ko: the program picks the
 # module's registry by itself, jobs go over netlink, events come out.
@@ -165,6 +167,29 @@ if [ -x "$bin/esactl" ]; then
 		       cat /tmp/e; [ \"\$(cat /tmp/e)\" = \"esactl: add job 4000: job id not below the module's max_jobs\" ]"
 	ip link del ea0
 	unset -f esactl
+fi
+
+# The fan-out on this kernel: one chunk of a job, two ranks behind one
+# port and a PS, seen raw on the wire; native (devmap) and generic (tc).
+if [ -x "$bin/esactl" ] && [ -x /usr/bin/python3 ] && [ -r "$bin/fanout_one.sh" ]; then
+	for mode in native generic; do
+		echo "# $(cut -d' ' -f1 /proc/uptime)s: fan-out, $mode"
+		sh "$bin/fanout_one.sh" "$bin/esactl" "$bin/fanout_probe.py" $mode > /tmp/fan 2>&1
+		rc=$? seen=0
+		while IFS= read -r line; do
+			case $line in
+			"ok - "*) seen=$((seen + 1)); result ok "${line#ok - }" ;;
+			"not ok - "*) seen=$((seen + 1)); result fail "${line#not ok - }" ;;
+			*) echo "# $line" ;;
+			esac
+		done < /tmp/fan
+		[ "$rc" = 0 ] && [ "$seen" = 4 ] ||
+			result fail "fanout_one.sh $mode: 4 checks and status 0 (saw $seen, status $rc)"
+	done
+elif [ -n "${ESA_YNL:-}" ]; then
+	t "fan-out: esactl, python3 and fanout_one.sh in the guest" false
+else
+	result skip "fan-out on this kernel (fanout_one.sh)" "no python3 in the guest"
 fi
 
 # The kernel's own netlink tool, on the spec: add, get, dump, monitor.

@@ -196,16 +196,25 @@ mkinitramfs() {
 	copy_elf "$(command -v ip)" /bin/ip
 	copy_elf "$(readlink -f /bin/sh)" /bin/sh
 	: > "$r/lib/modules/order"
-	# veth: a module of Debian's kernels, built into the debug kernels.
-	if m=$(grep -o '^kernel/drivers/net/veth\.ko[.a-z]*' "$mdir/modules.dep"); then
-		add_module "$m"
-	elif ! grep -q 'drivers/net/veth\.ko' "$mdir/modules.builtin"; then
-		return 1
-	fi
+	# veth, and clsact and cls_bpf for generic mode's fan-out (tc):
+	# modules of Debian's kernels, built into the debug kernels.  The
+	# guest cannot load them on demand (no modprobe data): all at boot.
+	for a in drivers/net/veth net/sched/sch_ingress net/sched/cls_bpf; do
+		if m=$(grep -o "^kernel/$a\\.ko[.a-z]*" "$mdir/modules.dep"); then
+			add_module "$m"
+		elif ! grep -q "$a\\.ko" "$mdir/modules.builtin"; then
+			echo "$KVER has no $a.ko" >&2
+			return 1
+		fi
+	done
 	mkdir -p "$r/esa/nobtf"
 	cp "$d/esa.ko" "${ESA_VM_KFUNC_OBJECT:-build/esa_kfunc.bpf.o}" "$out"/bin/esa_*_test \
-		"$out/bin/esa_kmod_stress" "$out/bin/esa_kfunc_bench" \
-		"$out/bin/esactl" "$r/esa/"
+		"$out/bin/esa_kmod_stress" "$out/bin/esa_kfunc_bench" "$out/bin/esa_fuzz" \
+		"$out/bin/esactl" selftests/delivery/fanout_one.sh \
+		selftests/delivery/fanout_probe.py "$r/esa/"
+	# fanout_one.sh turns GRO on at the ranks' veth (native XDP into a
+	# veth needs the peer's NAPI).
+	copy_elf "$(command -v ethtool)" /sbin/ethtool
 	add_python || return 1
 	cp "$d/nobtf/esa.ko" "$r/esa/nobtf/"
 	cp "$out/bin/qexit" "$r/bin/"
@@ -320,6 +329,15 @@ boot() {
 	# A debug kernel that reported something of its own while booting,
 	# before esa.ko, had lockdep off for the tests: once more (the
 	# first console is kept).
+	# A stock kernel that oopsed under emulation before /init ran (seen
+	# once in CI: 6.12 in ttwu_queue_wakelist from an initcall, never
+	# here in 12 boots) ran nothing of ours: once more, the console kept.
+	if ! grep -q '^TAP version' "$log" &&
+	   grep -Eq 'BUG:|Oops|general protection|Kernel panic' "$log"; then
+		cp "$log" "$d/console-1.log"
+		note "$s: the kernel failed before /init ($(grep -m1 -Eo '(BUG|Oops|general protection|Kernel panic)[^[]*' "$log")): booting again, first console in $d/console-1.log"
+		qemu_run
+	fi
 	if grep -q '^ESA_VM_BOOT_REPORT' "$log"; then
 		cp "$log" "$d/console-1.log"
 		note "$s: the kernel reported at boot, before the tests ($(grep -m1 -o 'BUG: [^+]*' "$log" || echo "see $d/console-1.log")): lockdep was off; booting again"

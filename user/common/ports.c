@@ -70,13 +70,16 @@ static int esa_port_tc_attach(struct esa *e, int ifindex, const char *name,
 	int rc;
 
 	rc = bpf_tc_hook_create(&hook);
+	/* ENOENT: no such qdisc or classifier kind in this kernel. */
 	if (rc && rc != -EEXIST)
-		return ERR("cannot add a clsact qdisc to %s for generic mode's fan-out: %s",
-			   name, strerror(-rc));
+		return ERR("cannot add a clsact qdisc to %s for generic mode's fan-out: %s%s",
+			   name, strerror(-rc), rc == -ENOENT ?
+			   " (the kernel lacks clsact: CONFIG_NET_SCH_INGRESS, module sch_ingress)" : "");
 	rc = bpf_tc_attach(&hook, &opts);
 	if (rc)
-		return ERR("cannot attach generic mode's fan-out (tc) to %s: %s",
-			   name, strerror(-rc));
+		return ERR("cannot attach generic mode's fan-out (tc) to %s: %s%s",
+			   name, strerror(-rc), rc == -ENOENT || rc == -EOPNOTSUPP ?
+			   " (the kernel lacks cls_bpf: CONFIG_NET_CLS_BPF, module cls_bpf)" : "");
 	if (bpf_map_update_elem(e->portinfo_fd, &k, &pi, BPF_ANY))
 		return ERR("cannot mark %s as a generic-mode port: %s", name,
 			   strerror(errno));
