@@ -220,38 +220,34 @@ static __u32 esa_module_max_jobs(void)
 	return v;
 }
 
-int esa_load(struct esa *e, const struct esa_opts *o, char *err, size_t len)
+/* The job ids the program serves: o's (256 by default), or with esa.ko's
+ * kfuncs the module's, which o may only repeat. */
+static int load_max_jobs(const struct esa_opts *o, int kfunc, __u32 *max_jobs,
+			 char *err, size_t len)
+{
+	__u32 m;
+
+	*max_jobs = o->max_jobs ? o->max_jobs : 256;
+	if (!kfunc)
+		return 0;
+	m = esa_module_max_jobs();
+	if (!m)
+		return ERR("cannot read esa.ko's max_jobs");
+	if (o->max_jobs && o->max_jobs != m)
+		return ERR("esa.ko serves %u job ids: load with jobs %u, or load esa.ko with max_jobs=%u",
+			   m, m, o->max_jobs);
+	*max_jobs = m;
+	return 0;
+}
+
+/* Both variants are built in; ESA_KFUNC_OBJECT or o->object override. */
+static struct bpf_object *load_open(const struct esa_opts *o, int kfunc, char *err,
+				    size_t len)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "esa");
-	struct esa_cfg cfg = {};
 	const char *path = o->object;
-	__u32 max_jobs;
 	struct bpf_object *obj;
-	struct bpf_map *acc;
-	int kfunc = o->kfunc;
-	int rc;
 
-	esa_clear(e);
-	libbpf_set_print(esa_libbpf_print);
-	if (esa_opts_check(o, err, len))
-		return -1;
-	if (kfunc < 0)
-		kfunc = esa_kfunc_available();
-	if (kfunc && !esa_kfunc_available())
-		return ERR("mode kfunc needs esa.ko loaded");
-	max_jobs = o->max_jobs ? o->max_jobs : 256;
-	if (kfunc) {
-		/* Job ids are the module's: the program must serve the same. */
-		__u32 m = esa_module_max_jobs();
-
-		if (!m)
-			return ERR("cannot read esa.ko's max_jobs");
-		if (o->max_jobs && o->max_jobs != m)
-			return ERR("esa.ko serves %u job ids: load with jobs %u, or load esa.ko with max_jobs=%u",
-				   m, m, o->max_jobs);
-		max_jobs = m;
-	}
-	/* Both variants are built in; ESA_KFUNC_OBJECT or o->object override. */
 	if (kfunc && !path)
 		path = getenv("ESA_KFUNC_OBJECT");
 	if (path) {
@@ -264,23 +260,24 @@ int esa_load(struct esa *e, const struct esa_opts *o, char *err, size_t len)
 		obj = bpf_object__open_mem(elf, sz, &oo);
 	}
 	if (!obj)
-		return ERR("cannot open BPF object %s: %s", path ? path : "(built in)",
-			   strerror(errno));
+		ERR("cannot open BPF object %s: %s", path ? path : "(built in)",
+		    strerror(errno));
+	return obj;
+}
 
-	cfg.port = htons(o->port);
-	cfg.nvals = o->nvals;
-	cfg.slots = o->slots;
-	cfg.max_jobs = max_jobs;
-	cfg.stale_ms = o->stale_ms;
-	cfg.addr = o->addr;
-	cfg.policy = o->policy;
-	cfg.kfunc = !!kfunc;
-	rc = esa_set_cfg(obj, &cfg, err, len);
+/* The program's constants, and every map sized for cfg's slots and jobs. */
+static int load_size(struct bpf_object *obj, const struct esa_cfg *cfg, char *err,
+		     size_t len)
+{
+	__u32 max_jobs = cfg->max_jobs;
+	struct bpf_map *acc;
+	int rc = esa_set_cfg(obj, cfg, err, len);
+
 	if (!rc)
 		/* With esa.ko the jobs are the module's: esa_jobs stays empty. */
-		rc = esa_resize(obj, "esa_jobs", kfunc ? 1 : max_jobs) ||
-		     esa_resize(obj, "esa_slots", o->slots) ||
-		     esa_resize(obj, "esa_acc", o->slots) ||
+		rc = esa_resize(obj, "esa_jobs", cfg->kfunc ? 1 : max_jobs) ||
+		     esa_resize(obj, "esa_slots", cfg->slots) ||
+		     esa_resize(obj, "esa_acc", cfg->slots) ||
 		     esa_resize(obj, "esa_counters", max_jobs + 1) ||
 		     esa_resize(obj, "esa_binds", max_jobs * ESA_MAX_WORKERS) ||
 		     esa_resize(obj, "esa_members", max_jobs) ||
@@ -288,22 +285,18 @@ int esa_load(struct esa *e, const struct esa_opts *o, char *err, size_t len)
 		     esa_resize(obj, "esa_routes", 2 * max_jobs) ||
 		     esa_resize(obj, "esa_tombs", max_jobs * ESA_TOMB_RING);
 	acc = bpf_object__find_map_by_name(obj, "esa_acc");
-	if (!rc && (!acc || bpf_map__set_value_size(acc, o->nvals * sizeof(__u64))))
+	if (!rc && (!acc || bpf_map__set_value_size(acc, cfg->nvals * sizeof(__u64))))
 		rc = ERR("cannot size the accumulator map");
-	if (rc) {
-		if (!err[0])
-			snprintf(err, len, "BPF object does not have the expected maps");
-		bpf_object__close(obj);
-		return -1;
-	}
-	if (bpf_object__load(obj)) {
-		rc = errno;
-		bpf_object__close(obj);
-		return ERR("loading the XDP program failed: %s%s", strerror(rc),
-			   esa_verbose ? "" : " (esactl -v shows the verifier's log)");
-	}
-	e->obj = obj;
-	e->cfg = cfg;
+	if (rc && !err[0])
+		snprintf(err, len, "BPF object does not have the expected maps");
+	return rc ? -1 : 0;
+}
+
+/* The loaded object's programs and maps. */
+static void load_fds(struct esa *e, struct bpf_object *obj)
+{
+	struct bpf_map *m;
+
 	e->ncpus = libbpf_num_possible_cpus();
 	e->prog_fd = esa_prog_fd(obj, "esa_xdp");
 	e->egress_fd = esa_prog_fd(obj, "esa_egress_prog");
@@ -320,18 +313,59 @@ int esa_load(struct esa *e, const struct esa_opts *o, char *err, size_t len)
 	e->fan_fd = esa_map_fd(obj, "esa_fan");
 	e->ports_fd = esa_map_fd(obj, "esa_ports");
 	e->portinfo_fd = esa_map_fd(obj, "esa_portinfo");
-	{
-		struct bpf_map *m;
+	bpf_object__for_each_map(m, obj)
+		if (bpf_map__is_internal(m) && strstr(bpf_map__name(m), ".rodata"))
+			e->cfg_fd = bpf_map__fd(m);
+}
 
-		bpf_object__for_each_map(m, obj)
-			if (bpf_map__is_internal(m) && strstr(bpf_map__name(m), ".rodata"))
-				e->cfg_fd = bpf_map__fd(m);
+int esa_load(struct esa *e, const struct esa_opts *o, char *err, size_t len)
+{
+	struct esa_cfg cfg = {};
+	struct bpf_object *obj;
+	__u32 max_jobs;
+	int kfunc = o->kfunc;
+	int rc;
+
+	esa_clear(e);
+	libbpf_set_print(esa_libbpf_print);
+	if (esa_opts_check(o, err, len))
+		return -1;
+	if (kfunc < 0)
+		kfunc = esa_kfunc_available();
+	if (kfunc && !esa_kfunc_available())
+		return ERR("mode kfunc needs esa.ko loaded");
+	if (load_max_jobs(o, kfunc, &max_jobs, err, len))
+		return -1;
+	obj = load_open(o, kfunc, err, len);
+	if (!obj)
+		return -1;
+	cfg.port = htons(o->port);
+	cfg.nvals = o->nvals;
+	cfg.slots = o->slots;
+	cfg.max_jobs = max_jobs;
+	cfg.stale_ms = o->stale_ms;
+	cfg.addr = o->addr;
+	cfg.policy = o->policy;
+	cfg.kfunc = !!kfunc;
+	if (load_size(obj, &cfg, err, len))
+		goto out_close;
+	if (bpf_object__load(obj)) {
+		rc = errno;
+		ERR("loading the XDP program failed: %s%s", strerror(rc),
+		    esa_verbose ? "" : " (esactl -v shows the verifier's log)");
+		goto out_close;
 	}
+	e->obj = obj;
+	e->cfg = cfg;
+	load_fds(e, obj);
 	if (esa_map_jobs(e, err, len)) {
 		esa_close(e);
 		return -1;
 	}
 	return 0;
+out_close:
+	bpf_object__close(obj);
+	return -1;
 }
 
 /* Pin names: what a user sees in /sys/fs/bpf/esa/ and passes to ip(8). */
