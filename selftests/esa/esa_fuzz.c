@@ -180,27 +180,16 @@ struct fuzz_time {
 	int	pauses;		/* times all jobs go silent past their lease */
 };
 
-static void fuzz_timed(struct __test_metadata *_metadata, int pol, __u32 slots,
-		       __u32 npackets, const struct fuzz_time *ft)
+/* The switch in a private namespace, its two ports, and the jobs, each
+ * with about half of all packets' worth of chunks. */
+static void fuzz_setup(struct __test_metadata *_metadata, struct esa *e, struct t_net *net,
+		       struct esa_registry *reg, __u32 slots, __u32 npackets,
+		       const struct fuzz_time *ft)
 {
-	struct esa_counters tot;
-	struct esa_registry reg;
-	struct pm_stats *st = &pm.st;
 	char err[ESA_ERR_LEN];
 	struct esa_opts o;
-	struct t_net net;
-	struct esa e;
-	__u64 drops = 0;
-	__u32 total = 0;
-	__u64 sent = 0, want_sent = 0;
 
-	policy = pol;
-	rnd_state = seed * 0x9e3779b97f4a7c15ULL | 1;
-	TH_LOG("seed %llu, %u packets, %d values, %u slots, policy %s, stale %u ms, lease %u ms, jobs in %s",
-	       (unsigned long long)seed, npackets, nvals, slots,
-	       esa_policy_names[policy], ft->stale_ms, ft->lease_ms,
-	       kfunc ? "esa.ko" : "maps");
-	ASSERT_EQ(0, esa_netns_setup(&net));
+	ASSERT_EQ(0, esa_netns_setup(net));
 	esa_opts_default(&o);
 	o.nvals = nvals;
 	o.slots = slots;
@@ -209,10 +198,10 @@ static void fuzz_timed(struct __test_metadata *_metadata, int pol, __u32 slots,
 	o.policy = policy;
 	o.kfunc = kfunc;
 	o.object = object;
-	ASSERT_EQ(0, esa_load(&e, &o, err, sizeof(err))) TH_LOG("%s", err);
-	ASSERT_EQ(0, t_port_register(&e, net.sw0));
-	ASSERT_EQ(0, t_port_register(&e, net.sw1));
-	ASSERT_EQ(0, t_registry(&e, &reg)) TH_LOG("cannot talk to esa.ko");
+	ASSERT_EQ(0, esa_load(e, &o, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, t_port_register(e, net->sw0));
+	ASSERT_EQ(0, t_port_register(e, net->sw1));
+	ASSERT_EQ(0, t_registry(e, reg)) TH_LOG("cannot talk to esa.ko");
 	for (int j = 0; j < NJOBS; j++) {
 		struct esa_job jb = t_job(jobs[j].w, jobs[j].ps, jobs[j].max_prio, jobs[j].id);
 
@@ -225,92 +214,97 @@ static void fuzz_timed(struct __test_metadata *_metadata, int pol, __u32 slots,
 		jobs[j].nchunks = npackets / 2 / NJOBS / jobs[j].w + 1;
 		jobs[j].oldest = 0;
 		memset(jobs[j].cur, 0, sizeof(jobs[j].cur));
-		ASSERT_EQ(0, t_job_add_macs(&reg, jobs[j].id, &jb)) TH_LOG("%s", reg.err);
+		ASSERT_EQ(0, t_job_add_macs(reg, jobs[j].id, &jb)) TH_LOG("%s", reg->err);
 	}
 	ASSERT_EQ(0, pm_init(&pm, jobs, NJOBS, nvals, seed));
+}
 
-	/* Main phase: every packet is valid, a duplicate, bad, or not ESA. */
+static bool fuzz_all_sent(void)
+{
+	for (int k = 0; k < NJOBS; k++)
+		if (jobs[k].oldest < jobs[k].nchunks)
+			return false;
+	return true;
+}
+
+/*
+ * A valid packet of job j: each worker sends its chunks in order, at most
+ * WINDOW ahead of the job's oldest chunk not done; workers and jobs
+ * interleave at random, so ranks of a chunk arrive apart.  Some are the
+ * network's duplicates or a worker's resends.  Returns -1 when the worker
+ * drawn has nothing to send.
+ */
+static int fuzz_send_valid(struct __test_metadata *_metadata, struct esa *e,
+			   struct t_net *net, int j, __u32 dice, __u64 *sent)
+{
+	struct pm_stats *st = &pm.st;
+	struct pm_job *jb = &jobs[j];
+	int r;
+	__u32 cur, s;
+
+	while (jb->oldest < jb->nchunks && pm.chunks[j][jb->oldest].done)
+		jb->oldest++;
+	r = rnd_below(jb->w);
+	cur = jb->cur[r];
+	if (dice < 47 && cur > 0) {
+		/* the network duplicated a recent packet */
+		s = cur - 1 - rnd_below(cur < WINDOW ? cur : WINDOW);
+		st->dups++;
+		ASSERT_EQ(0, pm_send(&pm, e, net, j, r, s, false));
+	} else if (dice == 47 && jb->oldest < cur && !rnd_below(4)) {
+		/* a worker timed out on its oldest chunk */
+		st->resends++;
+		ASSERT_EQ(0, pm_send(&pm, e, net, j, r, jb->oldest, true));
+	} else if (cur < jb->nchunks && cur < jb->oldest + WINDOW) {
+		pm.chunks[j][cur].sent |= 1ULL << r;
+		jb->cur[r]++;
+		(*sent)++;
+		ASSERT_EQ(0, pm_send(&pm, e, net, j, r, cur, false));
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+/* Main phase: every packet is valid, a duplicate, bad, or not ESA. */
+static void fuzz_main_phase(struct __test_metadata *_metadata, struct esa *e,
+			    struct t_net *net, __u32 npackets, const struct fuzz_time *ft)
+{
+	struct pm_stats *st = &pm.st;
+	__u64 sent = 0, want_sent = 0;
+	__u32 total = 0;
+
 	while (total < npackets) {
 		__u32 dice = rnd_below(100);
 		int j = rnd_below(NJOBS);
-		struct pm_job *jb = &jobs[j];
-		__u32 s;
 
 		total++;
 		if (ft->pauses && total % (npackets / (ft->pauses + 1)) == 0)
 			usleep((ft->lease_ms + 50) * 1000);	/* all go silent */
 		if (dice < 40) {
-			send_bad(_metadata, &e, &net, st);
+			send_bad(_metadata, e, net, st);
 			continue;
 		}
 		if (dice < 45) {
-			send_other(_metadata, &e, &net, st);
+			send_other(_metadata, e, net, st);
 			continue;
 		}
-		/*
-		 * Each worker sends its chunks in order, at most WINDOW
-		 * ahead of the job's oldest chunk not done; workers and jobs
-		 * interleave at random, so ranks of a chunk arrive apart.
-		 */
-		while (jb->oldest < jb->nchunks && pm.chunks[j][jb->oldest].done)
-			jb->oldest++;
-		{
-			int r = rnd_below(jb->w);
-			__u32 cur = jb->cur[r];
-
-			if (dice < 47 && cur > 0) {
-				/* the network duplicated a recent packet */
-				s = cur - 1 - rnd_below(cur < WINDOW ? cur : WINDOW);
-				st->dups++;
-				ASSERT_EQ(0, pm_send(&pm, &e, &net, j, r, s, false));
-			} else if (dice == 47 && jb->oldest < cur && !rnd_below(4)) {
-				/* a worker timed out on its oldest chunk */
-				st->resends++;
-				ASSERT_EQ(0, pm_send(&pm, &e, &net, j, r, jb->oldest, true));
-			} else if (cur < jb->nchunks && cur < jb->oldest + WINDOW) {
-				pm.chunks[j][cur].sent |= 1ULL << r;
-				jb->cur[r]++;
-				sent++;
-				ASSERT_EQ(0, pm_send(&pm, &e, &net, j, r, cur, false));
-			} else {
-				total--;
-				if (jb->oldest >= jb->nchunks) {
-					bool all = true;
-
-					for (int k = 0; k < NJOBS; k++)
-						all &= jobs[k].oldest >= jobs[k].nchunks;
-					if (all)
-						break;
-				}
-			}
+		if (fuzz_send_valid(_metadata, e, net, j, dice, &sent)) {
+			total--;
+			if (fuzz_all_sent())
+				break;
 		}
 	}
 	for (int j = 0; j < NJOBS; j++)
 		want_sent += (__u64)jobs[j].nchunks * jobs[j].w;
 	TH_LOG("main phase sent %llu of %llu originals", (unsigned long long)sent,
 	       (unsigned long long)want_sent);
+}
 
-	/* Every worker sends whatever it never sent, then resends what is not
-	 * done, until done (a worker resends until it has its result). */
-	EXPECT_EQ(0, pm_drain(&pm, &e, &net));
-	for (int j = 0; j < NJOBS; j++) {
-		for (__u32 s = 0; s < jobs[j].nchunks; s++) {
-			EXPECT_TRUE(pm.chunks[j][s].done) TH_LOG("job %u chunk %u never completed",
-							      jobs[j].id, s);
-		}
-	}
-	EXPECT_EQ(0, st->errors);
+static void fuzz_log(struct __test_metadata *_metadata, const struct esa_counters *tot)
+{
+	struct pm_stats *st = &pm.st;
 
-	/* Every bad packet dropped and counted; nothing else dropped. */
-	ASSERT_EQ(0, esa_counters_sum(&e, &tot));
-	for (int k = ESA_C_DROP_TRUNC; k <= ESA_C_DROP_NOROUTE; k++)
-		drops += tot.c[k];
-	EXPECT_EQ(st->bad, drops);
-	EXPECT_EQ(0, tot.c[ESA_C_DROP_INTERNAL]);
-	EXPECT_LT(0, tot.c[ESA_C_DROP_PLACE]);	/* other ports, other MACs */
-	if (policy == ESA_POLICY_ESA && npackets >= 250000)
-		EXPECT_GE(st->bad, 100000);
-	EXPECT_EQ(st->valid + st->bad + st->acks, tot.c[ESA_C_RX]);
 	TH_LOG("%llu packets: %llu valid (%llu duplicates, %llu resends), %llu bad, %llu not ESA",
 	       (unsigned long long)(st->valid + st->bad + st->other),
 	       (unsigned long long)st->valid, (unsigned long long)st->dups,
@@ -320,11 +314,32 @@ static void fuzz_timed(struct __test_metadata *_metadata, int pol, __u32 slots,
 	       (unsigned long long)st->switch_done, (unsigned long long)st->ps_done,
 	       (unsigned long long)st->ps_pieces, (unsigned long long)st->ps_ignored);
 	TH_LOG("switch: preemptions %llu collisions %llu tombstone forwards %llu flushes %llu duplicates %llu",
-	       (unsigned long long)tot.c[ESA_C_PREEMPT_CAUSED],
-	       (unsigned long long)tot.c[ESA_C_COLLISION],
-	       (unsigned long long)tot.c[ESA_C_TOMB_FWD],
-	       (unsigned long long)tot.c[ESA_C_RESEND_FLUSH],
-	       (unsigned long long)tot.c[ESA_C_DUPLICATE]);
+	       (unsigned long long)tot->c[ESA_C_PREEMPT_CAUSED],
+	       (unsigned long long)tot->c[ESA_C_COLLISION],
+	       (unsigned long long)tot->c[ESA_C_TOMB_FWD],
+	       (unsigned long long)tot->c[ESA_C_RESEND_FLUSH],
+	       (unsigned long long)tot->c[ESA_C_DUPLICATE]);
+}
+
+/* Every bad packet dropped and counted; nothing else dropped; each
+ * policy's own events seen. */
+static void fuzz_check(struct __test_metadata *_metadata, struct esa *e, __u32 npackets,
+		       const struct fuzz_time *ft)
+{
+	struct pm_stats *st = &pm.st;
+	struct esa_counters tot;
+	__u64 drops = 0;
+
+	ASSERT_EQ(0, esa_counters_sum(e, &tot));
+	for (int k = ESA_C_DROP_TRUNC; k <= ESA_C_DROP_NOROUTE; k++)
+		drops += tot.c[k];
+	EXPECT_EQ(st->bad, drops);
+	EXPECT_EQ(0, tot.c[ESA_C_DROP_INTERNAL]);
+	EXPECT_LT(0, tot.c[ESA_C_DROP_PLACE]);	/* other ports, other MACs */
+	if (policy == ESA_POLICY_ESA && npackets >= 250000)
+		EXPECT_GE(st->bad, 100000);
+	EXPECT_EQ(st->valid + st->bad + st->acks, tot.c[ESA_C_RX]);
+	fuzz_log(_metadata, &tot);
 	if (policy == ESA_POLICY_ESA)
 		EXPECT_LT(0, tot.c[ESA_C_PREEMPT_CAUSED]);
 	if (policy == ESA_POLICY_ATP)
@@ -343,6 +358,35 @@ static void fuzz_timed(struct __test_metadata *_metadata, int pol, __u32 slots,
 	}
 	if (ft->stale_ms && policy == ESA_POLICY_ESA)
 		EXPECT_LT(0, tot.c[ESA_C_AGED]);
+}
+
+static void fuzz_timed(struct __test_metadata *_metadata, int pol, __u32 slots,
+		       __u32 npackets, const struct fuzz_time *ft)
+{
+	struct esa_registry reg;
+	struct t_net net;
+	struct esa e;
+
+	policy = pol;
+	rnd_state = seed * 0x9e3779b97f4a7c15ULL | 1;
+	TH_LOG("seed %llu, %u packets, %d values, %u slots, policy %s, stale %u ms, lease %u ms, jobs in %s",
+	       (unsigned long long)seed, npackets, nvals, slots,
+	       esa_policy_names[policy], ft->stale_ms, ft->lease_ms,
+	       kfunc ? "esa.ko" : "maps");
+	fuzz_setup(_metadata, &e, &net, &reg, slots, npackets, ft);
+	fuzz_main_phase(_metadata, &e, &net, npackets, ft);
+
+	/* Every worker sends whatever it never sent, then resends what is not
+	 * done, until done (a worker resends until it has its result). */
+	EXPECT_EQ(0, pm_drain(&pm, &e, &net));
+	for (int j = 0; j < NJOBS; j++) {
+		for (__u32 s = 0; s < jobs[j].nchunks; s++) {
+			EXPECT_TRUE(pm.chunks[j][s].done) TH_LOG("job %u chunk %u never completed",
+							      jobs[j].id, s);
+		}
+	}
+	EXPECT_EQ(0, pm.st.errors);
+	fuzz_check(_metadata, &e, npackets, ft);
 	esa_registry_close(&reg);
 	esa_close(&e);
 	pm_free(&pm);
