@@ -14,19 +14,7 @@
 #define _ESA_SWITCH_H
 
 #include "esa_policy.h"
-
-/* Header byte order: libbpf's helpers in BPF, glibc's in user space. */
-#ifdef __bpf__
-#include <bpf/bpf_endian.h>
-#define esa_htons(x)	bpf_htons(x)
-#define esa_htonl(x)	bpf_htonl(x)
-#define esa_htonll(x)	bpf_cpu_to_be64(x)
-#else
-#include <endian.h>
-#define esa_htons(x)	htobe16(x)
-#define esa_htonl(x)	htobe32(x)
-#define esa_htonll(x)	htobe64(x)
-#endif
+#include "esa_wire.h"	/* the header's byte order */
 
 /* The key a slot held before this packet's decision evicted it. */
 struct esa_evicted {

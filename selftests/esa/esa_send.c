@@ -27,6 +27,7 @@
 
 #include "testlib.h"
 #include "util.h"
+#include "esa_wire.h"
 
 #define SEED	1
 
@@ -126,16 +127,9 @@ static int worker(int job, int rank, int nworkers, struct esa_addr sw,
 
 			if (got[s] || (sent_at[s] && t - sent_at[s] < (__u64)timeout_ms))
 				continue;
-			memset(h, 0, sizeof(*h));
-			h->version = ESA_VERSION;
-			h->type = ESA_T_DATA;
+			esa_hdr_init(h, ESA_T_DATA, job, rank, 1ULL << rank, s, nvals);
 			h->flags = sent_at[s] ? ESA_F_RESEND : 0;
 			h->prio = prio;
-			h->job = htons(job);
-			h->rank = htons(rank);
-			h->bitmap = htobe64(1ULL << rank);
-			h->seq = htonl(s);
-			h->count = htons(nvals);
 			for (int i = 0; i < nvals; i++) {
 				__u32 x = t_val(SEED, job, rank, s, i);
 

@@ -26,6 +26,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <linux/esa.h>
+#include "esa_policy.h"	/* esa_full_mask() */
+#include "esa_wire.h"	/* esa_hdr_init() */
 
 #define SS_MAXJOBS	8
 #define SS_MAXSEQ	(1u << 18)
@@ -223,13 +225,8 @@ static inline void ss_garbage(struct simswitch *s, struct ss_job *j, uint32_t se
 	int len = ESA_HDR_LEN + 4 * s->nvals, kind = ss_rand(s) % 7;
 
 	memset(buf, 0, sizeof(buf));
-	h->version = ESA_VERSION;
-	h->type = ESA_T_RESULT;
-	h->job = htons(j->id);
-	h->rank = htons(ESA_RANK_NONE);
-	h->bitmap = htobe64(j->n >= 64 ? ~0ULL : (1ULL << j->n) - 1);
-	h->seq = htonl(seq);
-	h->count = htons(s->nvals);
+	esa_hdr_init(h, ESA_T_RESULT, j->id, ESA_RANK_NONE, esa_full_mask(j->n), seq,
+		     s->nvals);
 	switch (kind) {
 	case 0: h->job = htons(j->id + 1); break;		/* another job's */
 	case 1: len -= 4; break;				/* short */
@@ -253,15 +250,9 @@ static inline void ss_result(struct simswitch *s, struct ss_job *j, uint32_t seq
 	struct esa_hdr *h = (struct esa_hdr *)buf;
 	struct ss_chunk *c = &j->c[seq];
 
-	memset(h, 0, sizeof(*h));
-	h->version = ESA_VERSION;
-	h->type = ESA_T_RESULT;
+	esa_hdr_init(h, ESA_T_RESULT, j->id, ESA_RANK_NONE, esa_full_mask(j->n), seq,
+		     s->nvals);
 	h->flags = c->flags;
-	h->job = htons(j->id);
-	h->rank = htons(ESA_RANK_NONE);
-	h->bitmap = htobe64(j->n >= 64 ? ~0ULL : (1ULL << j->n) - 1);
-	h->seq = htonl(seq);
-	h->count = htons(s->nvals);
 	memcpy(buf + ESA_HDR_LEN, c->res, 4 * s->nvals);
 	for (int r = 0; r < j->n; r++)
 		if (to & (1ULL << r))
@@ -273,14 +264,9 @@ static inline void ss_result(struct simswitch *s, struct ss_job *j, uint32_t seq
 /* As the PS: a FETCH for seq to a rank that resent it, with what we hold. */
 static inline void ss_status(struct simswitch *s, struct ss_job *j, uint32_t seq, int rank)
 {
-	struct esa_hdr h = { 0 };
+	struct esa_hdr h;
 
-	h.version = ESA_VERSION;
-	h.type = ESA_T_FETCH;
-	h.job = htons(j->id);
-	h.rank = htons(ESA_RANK_NONE);
-	h.bitmap = htobe64(j->c[seq].bitmap);
-	h.seq = htonl(seq);
+	esa_hdr_init(&h, ESA_T_FETCH, j->id, ESA_RANK_NONE, j->c[seq].bitmap, seq, 0);
 	sendto(s->psfd, &h, ESA_HDR_LEN, 0, (const struct sockaddr *)&j->w[rank],
 	       sizeof(j->w[rank]));
 }
@@ -475,13 +461,9 @@ static inline void ss_stop(struct simswitch *s)
 /* Ask worker `rank` of job j for its result of seq (a FETCH, from the PS). */
 static inline void ss_fetch(struct simswitch *s, int ji, int rank, uint32_t seq)
 {
-	struct esa_hdr h = { 0 };
+	struct esa_hdr h;
 
-	h.version = ESA_VERSION;
-	h.type = ESA_T_FETCH;
-	h.job = htons(s->jobs[ji].id);
-	h.rank = htons(ESA_RANK_NONE);
-	h.seq = htonl(seq);
+	esa_hdr_init(&h, ESA_T_FETCH, s->jobs[ji].id, ESA_RANK_NONE, 0, seq, 0);
 	pthread_mutex_lock(&s->lock);
 	sendto(s->psfd, &h, ESA_HDR_LEN, 0, (const struct sockaddr *)&s->jobs[ji].w[rank],
 	       sizeof(s->jobs[ji].w[rank]));

@@ -33,6 +33,7 @@
 
 #include "esa_int.h"
 #include "esa_policy.h"
+#include "esa_wire.h"
 #include "xsk.h"
 
 #define NSEC_PER_MSEC	1000000ULL
@@ -579,17 +580,9 @@ static void pkt_init(struct esa_worker *w, struct esa_entry *e, int k, uint32_t 
 	p->rto_us = w->rto_us;
 	p->first_ns = p->due_ns = 0;
 	ready_push(w, p);
-	h->version = ESA_VERSION;
-	h->type = ESA_T_DATA;
-	h->flags = 0;
+	esa_hdr_init(h, ESA_T_DATA, w->cfg.job, w->cfg.rank, 1ULL << w->cfg.rank, seq,
+		     w->nvals);
 	h->prio = e->prio;
-	h->job = htons(w->cfg.job);
-	h->rank = htons(w->cfg.rank);
-	h->bitmap = htobe64(1ULL << w->cfg.rank);
-	h->seq = htonl(seq);
-	h->count = htons(w->nvals);
-	h->reason = 0;
-	h->resv = 0;
 }
 
 static size_t chunk_len(const struct esa_worker *w, const struct esa_request *r,
@@ -1129,15 +1122,8 @@ static void answer_fetch(struct esa_worker *w, const struct esa_hdr *f,
 	/* The kept result, as received, becomes our answer: only its header
 	 * changes (our rank), its values are the sum. */
 	h = (struct esa_hdr *)w->rc_pkt[i];
-	memset(h, 0, ESA_HDR_LEN);
-	h->version = ESA_VERSION;
-	h->type = ESA_T_RESULT;
+	esa_hdr_init(h, ESA_T_RESULT, w->cfg.job, w->cfg.rank, w->full, seq, w->nvals);
 	h->flags = w->rc_flags[i] & ESA_F_OVERFLOW;
-	h->job = htons(w->cfg.job);
-	h->rank = htons(w->cfg.rank);
-	h->bitmap = htobe64(w->full);
-	h->seq = htonl(seq);
-	h->count = htons(w->nvals);
 	if (!esa_io_send_ps(w, h, w->pktlen, now))
 		w->st.fetch_answered++;
 }

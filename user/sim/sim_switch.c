@@ -89,12 +89,10 @@ struct esa_tomb *sim_tomb_of(struct sim *s, unsigned b, uint32_t jid,
 /* The packet on the wire: the simulator keeps its fields in host order. */
 static void pkt_hdr(const struct pkt *p, struct esa_hdr *h)
 {
-	*h = (struct esa_hdr){
-		.version = ESA_VERSION, .type = p->type, .flags = p->flags,
-		.prio = p->prio, .job = htobe16(p->job), .rank = htobe16(p->rank),
-		.bitmap = htobe64(p->bitmap), .seq = htobe32(p->seq),
-		.reason = p->reason,
-	};
+	esa_hdr_init(h, p->type, p->job, p->rank, p->bitmap, p->seq, 0);
+	h->flags = p->flags;
+	h->prio = p->prio;
+	h->reason = p->reason;
 }
 
 static void pkt_of_hdr(struct pkt *p, const struct esa_hdr *h)
