@@ -18,6 +18,7 @@
 
 #include "ps.h"
 #include "esa_policy.h"
+#include "esa_wire.h"
 
 /* Values per packet: 32 for most tests, ESA_MAX_VALUES (856) for a second
  * pass of the merge rule, whole sums, overflow and fuzzing (main()). */
@@ -135,15 +136,8 @@ static size_t build(const struct pkt *p, uint8_t *buf)
 {
 	struct esa_hdr *h = (struct esa_hdr *)buf;
 
-	memset(h, 0, sizeof(*h));
-	h->version = ESA_VERSION;
-	h->type = p->type;
+	esa_hdr_init(h, p->type, p->job, p->rank, p->bitmap, p->seq, NV);
 	h->flags = p->flags;
-	h->job = htons(p->job);
-	h->rank = htons(p->rank);
-	h->bitmap = htobe64(p->bitmap);
-	h->seq = htonl(p->seq);
-	h->count = htons(NV);
 	h->reason = p->reason;
 	memcpy(buf + ESA_HDR_LEN, p->v, 4 * NV);
 	return ESA_HDR_LEN + 4 * NV;
@@ -208,138 +202,177 @@ static void test_parse(void)
 /*
  * Random pieces of random chunks, in random order, then every rank's
  * single resend: each chunk's exact sum must go out exactly once, to every
- * worker, whatever the PS saw before.
+ * worker, whatever the PS saw before.  Job 3, 8 ranks.
  */
+#define MR_JOB		3
+#define MR_RANKS	8
+#define MR_PIECES	40
+
+typedef int32_t mr_vals[MR_RANKS][ESA_MAX_VALUES];
+
+/* What the merge rule did to the chunks so far. */
+struct mr_tally {
+	int	*results;	/* per chunk: completions sent to every rank */
+	int	wrong;		/* results whose values are not the sum */
+	int	early;		/* completions before every rank was in */
+	uint64_t pieces;
+};
+
+/* A partial of the ranks in b (any subset but all): an honest sum. */
+static void mr_partial(struct pkt *p, const mr_vals val, uint32_t c, uint64_t b)
+{
+	memset(p, 0, sizeof(*p));
+	p->type = ESA_T_PARTIAL;
+	p->reason = (const uint8_t[]){ ESA_R_PREEMPT, ESA_R_AGED, ESA_R_FLUSH }[rnd() % 3];
+	p->job = MR_JOB;
+	p->rank = ESA_RANK_NONE;
+	p->bitmap = b;
+	p->seq = c;
+	for (int r = 0; r < MR_RANKS; r++)
+		if (b & (1ULL << r))
+			for (int i = 0; i < NV; i++)
+				p->v[i] += val[r][i];
+}
+
+/* Rank r's single, sometimes marked a resend. */
+static void mr_single(struct pkt *p, const mr_vals val, uint32_t c, int r)
+{
+	memset(p, 0, sizeof(*p));
+	p->type = ESA_T_COLLISION;
+	p->reason = (const uint8_t[]){ ESA_R_COLLISION, ESA_R_TOMB, ESA_R_RESEND }[rnd() % 3];
+	p->flags = p->reason == ESA_R_RESEND || rnd() % 4 == 0 ? ESA_F_RESEND : 0;
+	p->job = MR_JOB;
+	p->rank = r;
+	p->bitmap = 1ULL << r;
+	p->seq = c;
+	memcpy(p->v, val[r], 4 * NV);
+}
+
+/*
+ * Chunk c's values and its pieces: random partials (overlapping ones too),
+ * random singles, some duplicated, shuffled.  Returns how many.
+ */
+static int mr_pieces(mr_vals val, uint32_t c, struct pkt *pc)
+{
+	uint64_t full = esa_full_mask(MR_RANKS);
+	int np = 0;
+
+	(void)rnd();	/* a draw of old, kept: the seeded sequence stays the same */
+	for (int r = 0; r < MR_RANKS; r++)
+		for (int i = 0; i < NV; i++)
+			val[r][i] = (int32_t)(rnd() % 2000001) - 1000000;
+	for (int k = rnd() % 6; k > 0; k--) {
+		uint64_t b = rnd() & full;
+
+		if (!b)
+			b = 1ULL << (rnd() % MR_RANKS);
+		if (b == full)
+			b &= ~(1ULL << (rnd() % MR_RANKS));
+		mr_partial(&pc[np++], val, c, b);
+	}
+	for (int k = rnd() % 8; k > 0; k--) {
+		mr_single(&pc[np], val, c, rnd() % MR_RANKS);
+		np++;
+		if (rnd() % 3 == 0 && np < MR_PIECES) {
+			pc[np] = pc[np - 1];	/* a duplicate */
+			np++;
+		}
+	}
+	for (int k = np - 1; k > 0; k--) {
+		int x = rnd() % (k + 1);
+		struct pkt t = pc[k];
+
+		pc[k] = pc[x];
+		pc[x] = t;
+	}
+	return np;
+}
+
+/*
+ * What the PS sent for chunk c: a completion goes to all 8 (counted once,
+ * at its first packet); a FLUSH of a finished chunk is answered to the
+ * ranks it holds.  Every result must carry the sum.
+ */
+static void mr_check_sent(const mr_vals val, uint32_t c, struct mr_tally *t)
+{
+	for (int o = 0; o < nout; o++) {
+		if (oh(o)->type != ESA_T_RESULT || ntohl(oh(o)->seq) != c)
+			continue;
+		if (o == 0 && nout == MR_RANKS)
+			t->results[c]++;
+		for (int i = 0; i < NV; i++) {
+			int64_t want = 0;
+
+			for (int r = 0; r < MR_RANKS; r++)
+				want += val[r][i];
+			if (ov(o)[i] != want)
+				t->wrong++;
+		}
+	}
+}
+
+/* Feed chunk c's pieces; a completion must have had every rank before it. */
+static void mr_feed(struct ps *ps, const mr_vals val, uint32_t c, const struct pkt *pc,
+		    int np, struct mr_tally *t)
+{
+	uint64_t full = esa_full_mask(MR_RANKS);
+
+	for (int k = 0; k < np; k++) {
+		uint64_t cover = 0;
+
+		nout = 0;
+		feed(ps, &pc[k], sw());
+		t->pieces++;
+		if (!nout)
+			continue;
+		for (int q = 0; q <= k; q++)
+			cover |= pc[q].bitmap;
+		if ((cover & full) != full)
+			t->early++;
+		mr_check_sent(val, c, t);
+	}
+}
+
+/* Every rank resends its single until it has the result. */
+static void mr_resend_all(struct ps *ps, const mr_vals val, uint32_t c, struct mr_tally *t)
+{
+	for (int r = 0; r < MR_RANKS; r++) {
+		struct pkt p = { .type = ESA_T_COLLISION, .reason = ESA_R_RESEND,
+				 .flags = ESA_F_RESEND, .job = MR_JOB, .rank = r,
+				 .bitmap = 1ULL << r, .seq = c };
+
+		memcpy(p.v, val[r], 4 * NV);
+		nout = 0;
+		feed(ps, &p, sw());
+		mr_check_sent(val, c, t);
+	}
+}
+
 static void test_merge_random(void)
 {
 	const uint32_t CHUNKS = NV > 64 ? 300 : 3000;
-	int ids[1] = { 3 }, nw[1] = { 8 };
+	int ids[1] = { MR_JOB }, nw[1] = { MR_RANKS };
 	struct ps *ps = new_ps(1, ids, nw, NULL);
-	int32_t (*val)[8][ESA_MAX_VALUES] = calloc(CHUNKS, sizeof(*val));
-	int *results = calloc(CHUNKS, sizeof(*results));
-	int wrong = 0, twice = 0, missing = 0, early = 0;
-	uint64_t pieces = 0;
+	mr_vals *val = calloc(CHUNKS, sizeof(*val));
+	struct mr_tally t = { .results = calloc(CHUNKS, sizeof(int)) };
+	int twice = 0, missing = 0;
 
 	for (uint32_t c = 0; c < CHUNKS; c++) {
-		int n = 2 + rnd() % 7;	/* job 3 has 8 ranks; use a subset? no: all */
-		struct pkt ps_pieces[40];
-		int np = 0;
-		uint64_t full = esa_full_mask(8);
+		struct pkt pc[MR_PIECES];
+		int np = mr_pieces(val[c], c, pc);
 
-		(void)n;
-		for (int r = 0; r < 8; r++)
-			for (int i = 0; i < NV; i++)
-				val[c][r][i] = (int32_t)(rnd() % 2000001) - 1000000;
-		/* random partials: any subsets (overlapping ones too), honest sums */
-		for (int k = rnd() % 6; k > 0; k--) {
-			struct pkt *p = &ps_pieces[np++];
-			uint64_t b = rnd() & full;
-
-			if (!b)
-				b = 1ULL << (rnd() % 8);
-			if (b == full)
-				b &= ~(1ULL << (rnd() % 8));
-			memset(p, 0, sizeof(*p));
-			p->type = ESA_T_PARTIAL;
-			p->reason = (const uint8_t[]){ ESA_R_PREEMPT, ESA_R_AGED, ESA_R_FLUSH }[rnd() % 3];
-			p->job = 3;
-			p->rank = ESA_RANK_NONE;
-			p->bitmap = b;
-			p->seq = c;
-			for (int r = 0; r < 8; r++)
-				if (b & (1ULL << r))
-					for (int i = 0; i < NV; i++)
-						p->v[i] += val[c][r][i];
-		}
-		/* random singles, duplicated, some as resends */
-		for (int k = rnd() % 8; k > 0; k--) {
-			struct pkt *p = &ps_pieces[np++];
-			int r = rnd() % 8;
-
-			memset(p, 0, sizeof(*p));
-			p->type = ESA_T_COLLISION;
-			p->reason = (const uint8_t[]){ ESA_R_COLLISION, ESA_R_TOMB, ESA_R_RESEND }[rnd() % 3];
-			p->flags = p->reason == ESA_R_RESEND || rnd() % 4 == 0 ? ESA_F_RESEND : 0;
-			p->job = 3;
-			p->rank = r;
-			p->bitmap = 1ULL << r;
-			p->seq = c;
-			memcpy(p->v, val[c][r], 4 * NV);
-			if (rnd() % 3 == 0 && np < 40)
-				ps_pieces[np++] = *p;	/* a duplicate */
-		}
-		/* shuffle and feed */
-		for (int k = np - 1; k > 0; k--) {
-			int x = rnd() % (k + 1);
-			struct pkt t = ps_pieces[k];
-
-			ps_pieces[k] = ps_pieces[x];
-			ps_pieces[x] = t;
-		}
-		for (int k = 0; k < np; k++) {
-			uint64_t cover = 0;
-
-			nout = 0;
-			feed(ps, &ps_pieces[k], sw());
-			pieces++;
-			if (!nout)
-				continue;
-			/* completed: was it entitled to? all ranks seen so far */
-			for (int q = 0; q <= k; q++)
-				cover |= ps_pieces[q].bitmap;
-			if ((cover & full) != full)
-				early++;
-			for (int o = 0; o < nout; o++) {
-				if (oh(o)->type != ESA_T_RESULT || ntohl(oh(o)->seq) != c)
-					continue;
-				/* a completion goes to all 8; a FLUSH of a finished
-				 * chunk is answered to the ranks it holds */
-				if (o == 0 && nout == 8)
-					results[c]++;
-				for (int i = 0; i < NV; i++) {
-					int64_t want = 0;
-
-					for (int r = 0; r < 8; r++)
-						want += val[c][r][i];
-					if (ov(o)[i] != want)
-						wrong++;
-				}
-			}
-		}
-		/* every rank resends its single until it has the result */
-		for (int r = 0; r < 8; r++) {
-			struct pkt p = { .type = ESA_T_COLLISION, .reason = ESA_R_RESEND,
-					 .flags = ESA_F_RESEND, .job = 3, .rank = r,
-					 .bitmap = 1ULL << r, .seq = c };
-
-			memcpy(p.v, val[c][r], 4 * NV);
-			nout = 0;
-			feed(ps, &p, sw());
-			for (int o = 0; o < nout; o++) {
-				if (oh(o)->type != ESA_T_RESULT)
-					continue;
-				if (nout == 8 && o == 0)
-					results[c]++;	/* completed by this resend */
-				for (int i = 0; i < NV; i++) {
-					int64_t want = 0;
-
-					for (int k = 0; k < 8; k++)
-						want += val[c][k][i];
-					if (ov(o)[i] != want)
-						wrong++;
-				}
-			}
-		}
+		mr_feed(ps, val[c], c, pc, np, &t);
+		mr_resend_all(ps, val[c], c, &t);
 	}
 	for (uint32_t c = 0; c < CHUNKS; c++) {
-		missing += !results[c];
-		twice += results[c] > 1;
+		missing += !t.results[c];
+		twice += t.results[c] > 1;
 	}
-	ok(!wrong && !twice && !missing && !early,
+	ok(!t.wrong && !twice && !missing && !t.early,
 	   "merge rule: %d chunks from %llu random pieces (overlapping partials, duplicate "
 	   "singles, resends, any order): every sum exact, completed once, never before "
 	   "every rank was in (wrong %d, twice %d, missing %d, early %d)", (int)CHUNKS,
-	   (unsigned long long)pieces, wrong, twice, missing, early);
+	   (unsigned long long)t.pieces, t.wrong, twice, missing, t.early);
 	ok(ps_counter(ps, 0, PS_C_OVERLAP) > 0 && ps_counter(ps, 0, PS_C_DUP_SINGLE) > 0 &&
 	   ps_counter(ps, 0, PS_C_RESEND_ANSWER) > 0 && ps_counter(ps, 0, PS_C_LATE) > 0,
 	   "overlapping partials discarded (%llu), duplicate singles (%llu), resends "
@@ -350,7 +383,7 @@ static void test_merge_random(void)
 	   (unsigned long long)ps_counter(ps, 0, PS_C_LATE));
 	ps_free(ps);
 	free(val);
-	free(results);
+	free(t.results);
 }
 
 /* The adversarial case of the rule: {0,1} kept, {1,2} must not count 1 twice. */
