@@ -21,6 +21,18 @@
 
 #define ESA_PRIO_STEPS_MAX	16
 
+/*
+ * How a job's chunks get their priorities: libesa's config key `priority`
+ * and the simulator's -P (names: esa_names.h).
+ */
+enum esa_prio_policy {
+	ESA_PRIO_STATIC = 0,	/* fixed per job (the simulator: seeded 1..255) */
+	ESA_PRIO_LAS,		/* least attained service first */
+	ESA_PRIO_SRSF,		/* smallest remaining allreduce (or job) first */
+	ESA_PRIO_FLAT,		/* the simulator's only: everyone 1, esa never preempts */
+	__ESA_PRIO_MAX,
+};
+
 static inline uint8_t esa_prio_level(uint64_t n, uint32_t quantum, unsigned int steps,
 				     unsigned int top)
 {

@@ -328,25 +328,25 @@ static void test_prio(void)
 	uint8_t prev_l = 255, prev_s = 0;
 
 	for (uint32_t seq = 0; seq < 5000; seq++) {
-		uint8_t st = sim_prio_of(SIM_PRIO_STATIC, &j, seq);
-		uint8_t l = sim_prio_of(SIM_PRIO_LAS, &j, seq);
-		uint8_t s = sim_prio_of(SIM_PRIO_SRSF, &j, seq);
-		uint8_t f = sim_prio_of(SIM_PRIO_FLAT, &j, seq);
+		uint8_t st = sim_prio_of(ESA_PRIO_STATIC, &j, seq);
+		uint8_t l = sim_prio_of(ESA_PRIO_LAS, &j, seq);
+		uint8_t s = sim_prio_of(ESA_PRIO_SRSF, &j, seq);
+		uint8_t f = sim_prio_of(ESA_PRIO_FLAT, &j, seq);
 
 		if (st != 77 || f != 1 || !l || !s || l > prev_l || s < prev_s ||
-		    l != sim_prio_of(SIM_PRIO_LAS, &j, seq))
+		    l != sim_prio_of(ESA_PRIO_LAS, &j, seq))
 			good = 0;
 		prev_l = l;
 		prev_s = s;
 	}
-	ok(good && sim_prio_of(SIM_PRIO_LAS, &j, 0) == 255 &&
-	   sim_prio_of(SIM_PRIO_LAS, &j, 4999) < 200 &&
-	   sim_prio_of(SIM_PRIO_SRSF, &j, 4999) == 255,
+	ok(good && sim_prio_of(ESA_PRIO_LAS, &j, 0) == 255 &&
+	   sim_prio_of(ESA_PRIO_LAS, &j, 4999) < 200 &&
+	   sim_prio_of(ESA_PRIO_SRSF, &j, 4999) == 255,
 	   "priorities: static fixed, las falls and srsf rises with the chunk, all in 1..255");
 	/* 255 - floor(16 log2(1 + n / 64)), as libesa stamps them with
 	 * quantum=64 prio_steps=16 prio_max=255 (lib_test checks the same) */
-	ok(sim_prio_of(SIM_PRIO_LAS, &j, 32) == 246 && sim_prio_of(SIM_PRIO_LAS, &j, 64) == 239 &&
-	   sim_prio_of(SIM_PRIO_LAS, &j, 192) == 223 && sim_prio_of(SIM_PRIO_SRSF, &j, 5000 - 193) == 223,
+	ok(sim_prio_of(ESA_PRIO_LAS, &j, 32) == 246 && sim_prio_of(ESA_PRIO_LAS, &j, 64) == 239 &&
+	   sim_prio_of(ESA_PRIO_LAS, &j, 192) == 223 && sim_prio_of(ESA_PRIO_SRSF, &j, 5000 - 193) == 223,
 	   "priorities: las and srsf levels are esa_prio.h's, 16 per doubling of 64 chunks");
 }
 
@@ -412,7 +412,7 @@ static void test_conservation(void)
 	char why[256];
 
 	small(&p);
-	p.prio = SIM_PRIO_STATIC;
+	p.prio = ESA_PRIO_STATIC;
 	for (int i = 0; i < NPOLS; i++) {
 		struct sim_result r;
 		int rc = run(&p, pols[i], &r);
@@ -542,10 +542,10 @@ static void test_preempt(void)
 	int good;
 
 	small(&p);
-	p.prio = SIM_PRIO_STATIC;
+	p.prio = ESA_PRIO_STATIC;
 	for (int i = 0; i < NPOLS; i++)
 		run(&p, pols[i], &r[i]);
-	p.prio = SIM_PRIO_FLAT;
+	p.prio = ESA_PRIO_FLAT;
 	run(&p, ESA_POLICY_ESA, &f);
 	good = r[0].c[ESA_C_PREEMPT_CAUSED] > 0 && !r[1].c[ESA_C_PREEMPT_CAUSED] &&
 	       !r[2].c[ESA_C_PREEMPT_CAUSED] && !f.c[ESA_C_PREEMPT_CAUSED] &&
@@ -570,7 +570,7 @@ static void test_priority_wins(void)
 	p.njobs = 2;
 	p.pool = 4;
 	p.window = 4;
-	p.prio = SIM_PRIO_STATIC;
+	p.prio = ESA_PRIO_STATIC;
 	p.straggle = 0.2;	/* partials wait: the jobs meet in the slots */
 	sim_workload_gen(&p, &w);
 	w.job[1] = w.job[0];

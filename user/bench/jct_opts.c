@@ -129,7 +129,7 @@ static int jct_defaults(struct jct_opts *o, int argc, char **argv)
 	}
 	/* esa_sim's default priority is las; the testbed's libesa stamps the
 	 * simulator's static priorities exactly (see docs/evaluation.md). */
-	p->prio = SIM_PRIO_STATIC;
+	p->prio = ESA_PRIO_STATIC;
 	o->hosts = 8;
 	o->prefix = "";
 	o->pin = "";

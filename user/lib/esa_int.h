@@ -27,12 +27,6 @@
 
 _Static_assert(ESA_WINDOW_MAX == ESA_TOMB_RING, "a window is at most the tombstone ring");
 
-enum esa_prio_policy {
-	ESA_PRIO_STATIC = 0,
-	ESA_PRIO_LAS,		/* least attained service first */
-	ESA_PRIO_SRSF,		/* smallest remaining allreduce (or job) first */
-};
-
 /* The transport (config key `io`). */
 enum esa_io {
 	ESA_IO_UDP = 0,		/* UDP sockets: no privileges needed */

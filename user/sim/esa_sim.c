@@ -586,9 +586,9 @@ static void sweep_defaults(struct sweep *sw)
 	sw->nload = 5;
 	memcpy(sw->v[D_JOBS], jobs, sizeof(jobs));
 	sw->n[D_JOBS] = 4;
-	for (int i = 0; i < __SIM_PRIO_MAX; i++)
+	for (int i = 0; i < __ESA_PRIO_MAX; i++)
 		sw->v[D_PRIO][i] = i;
-	sw->n[D_PRIO] = __SIM_PRIO_MAX;
+	sw->n[D_PRIO] = __ESA_PRIO_MAX;
 	memcpy(sw->v[D_WINDOW], win, sizeof(win));
 	sw->n[D_WINDOW] = 4;
 	memcpy(sw->v[D_PROP], prop, sizeof(prop));

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <linux/esa.h>
 #include "esa_switch.h"
+#include "esa_prio.h"
 
 /* Simulated time in picoseconds: integer, so runs are bit-for-bit
  * reproducible.  2^64 ps is 213 days.
@@ -24,13 +25,15 @@ typedef uint64_t stime_t;
 #define T_MS	1000000000ULL
 #define T_S	1000000000000ULL
 
-enum sim_prio {
-	SIM_PRIO_STATIC = 0,	/* fixed per job (seeded random 1..255) */
-	SIM_PRIO_LAS,		/* least attained service first */
-	SIM_PRIO_SRSF,		/* smallest remaining service first */
-	SIM_PRIO_FLAT,		/* everyone 1: esa never preempts */
-	__SIM_PRIO_MAX,
-};
+/*
+ * The priority policies are libesa's (enum esa_prio_policy, esa_prio.h;
+ * names in esa_names.h).  The old names, until their last user
+ * (user/bench/esa_jct.c's worker settings) takes esa_prio_name().
+ */
+#define SIM_PRIO_STATIC	ESA_PRIO_STATIC
+#define SIM_PRIO_LAS	ESA_PRIO_LAS
+#define SIM_PRIO_SRSF	ESA_PRIO_SRSF
+#define SIM_PRIO_FLAT	ESA_PRIO_FLAT
 /* las and srsf levels (esa_prio.h): 16 per doubling of 64 chunks, 255 down */
 #define SIM_PRIO_QUANTUM	64
 #define SIM_PRIO_STEPS		16
@@ -79,7 +82,7 @@ struct sim_params {
 	double	straggle;	/* mean extra compute per worker-iteration,
 				 * exponential, as a fraction */
 	unsigned model_mask;	/* bit m: draw sim_models[m] */
-	int	prio;		/* enum sim_prio */
+	int	prio;		/* enum esa_prio_policy */
 	unsigned swml_regions;	/* switchml: the pool's fixed equal regions;
 				 * 0: max(ceil(load), pool / window) */
 	unsigned home;		/* esa, atp: every job's home of this many

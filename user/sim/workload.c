@@ -9,6 +9,7 @@
 #include <math.h>
 #include "sim.h"
 #include "esa_prio.h"
+#include "esa_names.h"
 
 /*
  * Gradient sizes are the models' parameter counts.  Compute times are the
@@ -55,7 +56,7 @@ void sim_defaults(struct sim_params *p)
 	p->compute_scale = 1.0;
 	p->straggle = 0.05;
 	p->model_mask = (1u << SIM_NMODELS) - 1;
-	p->prio = SIM_PRIO_LAS;
+	p->prio = ESA_PRIO_LAS;
 	p->swml_regions = 0;
 	p->home = 0;
 	p->seed = 1;
@@ -111,49 +112,31 @@ int sim_preset(struct sim_params *p, const char *name)
 		p->compute_scale = 160;
 		/* esa_jct's default: libesa stamps static priorities (and
 		 * las, esa_prio.h) exactly as sim_prio_of() does. */
-		p->prio = SIM_PRIO_STATIC;
+		p->prio = ESA_PRIO_STATIC;
 		return 0;
 	}
 	return -1;
 }
 
-static const char *const prio_names[__SIM_PRIO_MAX] = {
-	[SIM_PRIO_STATIC] = "static",
-	[SIM_PRIO_LAS] = "las",
-	[SIM_PRIO_SRSF] = "srsf",
-	[SIM_PRIO_FLAT] = "flat",
-};
-
+/* The names are esa_names.h's; these are the simulator's API to them. */
 const char *sim_prio_name(int prio)
 {
-	return prio >= 0 && prio < __SIM_PRIO_MAX ? prio_names[prio] : "?";
+	return esa_prio_name(prio);
 }
 
 int sim_prio_parse(const char *s)
 {
-	for (int i = 0; i < __SIM_PRIO_MAX; i++)
-		if (!strcmp(s, prio_names[i]))
-			return i;
-	return -1;
+	return esa_prio_parse(s);
 }
-
-static const char *const policy_names[__ESA_POLICY_MAX] = {
-	[ESA_POLICY_ESA] = "esa",
-	[ESA_POLICY_ATP] = "atp",
-	[ESA_POLICY_SWITCHML] = "switchml",
-};
 
 const char *sim_policy_name(int policy)
 {
-	return policy >= 0 && policy < __ESA_POLICY_MAX ? policy_names[policy] : "?";
+	return esa_policy_name(policy);
 }
 
 int sim_policy_parse(const char *s)
 {
-	for (int i = 0; i < __ESA_POLICY_MAX; i++)
-		if (!strcmp(s, policy_names[i]))
-			return i;
-	return -1;
+	return esa_policy_parse(s);
 }
 
 /* Bytes a packet takes on the wire: Ethernet (with preamble, FCS and
@@ -213,11 +196,11 @@ uint8_t sim_prio_of(int prio, const struct sim_job_spec *j, uint32_t seq)
 	uint64_t total = (uint64_t)j->chunks * j->iters;
 
 	switch (prio) {
-	case SIM_PRIO_STATIC:
+	case ESA_PRIO_STATIC:
 		return j->sprio;
-	case SIM_PRIO_LAS:
+	case ESA_PRIO_LAS:
 		return prio_level(seq);
-	case SIM_PRIO_SRSF:
+	case ESA_PRIO_SRSF:
 		return prio_level(total - seq);
 	default:
 		return 1;
