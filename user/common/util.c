@@ -7,45 +7,21 @@
 #include <arpa/inet.h>
 #include <net/if.h>
 
+#include "words.h"
 #include "util.h"
 
 int parse_u32(const char *s, __u32 max, __u32 *out)
 {
-	unsigned long long v;
-	char *end;
-
-	if (!s || !*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end)
-		return -EINVAL;
-	if (v > max)
-		return -ERANGE;
-	*out = v;
-	return 0;
+	return esa_parse_u32(s, max, out);
 }
 
 int parse_addr(const char *s, struct esa_addr *a, bool need_port)
 {
-	char buf[64], *colon;
-	__u32 port = 0;
+	struct esa_addr n = {};
 
-	if (!s || strlen(s) >= sizeof(buf))
+	if (esa_parse_ipport(s, need_port ? ESA_ADDR_NEED_PORT : 0, 0, &n.ip, &n.port))
 		return -EINVAL;
-	strcpy(buf, s);
-	colon = strchr(buf, ':');
-	if (colon) {
-		*colon = 0;
-		if (parse_u32(colon + 1, 65535, &port) || !port)
-			return -EINVAL;
-	} else if (need_port) {
-		return -EINVAL;
-	}
-	memset(a, 0, sizeof(*a));
-	if (inet_pton(AF_INET, buf, &a->ip) != 1 || !a->ip)
-		return -EINVAL;
-	a->port = htons(port);
+	*a = n;
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 
 #include "esactl.h"
 #include "esa_policy.h"
+#include "jobwords.h"
 
 static int usage_job(void)
 {
@@ -36,16 +37,10 @@ static int usage_job(void)
 	return 2;
 }
 
+/* Where a list of members ends: at the next job word, written out. */
 static bool is_job_keyword(const char *w)
 {
-	static const char *const kw[] = { "ps", "workers", "max-prio", "lease",
-					  "region", "leaves", "upstream", "ranks",
-					  NULL };
-
-	for (int i = 0; kw[i]; i++)
-		if (!strcmp(w, kw[i]))
-			return true;
-	return false;
+	return esa_job_word(w, false) >= 0;
 }
 
 struct regions {
@@ -116,8 +111,7 @@ struct job_words {
 	struct esa_job	j;
 	struct esa_place pl[ESA_PLACES];	/* ranks, the PS, the spine */
 	__u32		nranks;		/* from the workers and leaves */
-	__u32		ranks;		/* "ranks N", or 0 */
-	bool		auto_region;
+	struct esa_job_opts o;		/* the words with numbers */
 };
 
 /*
@@ -190,64 +184,60 @@ static int parse_upstream(const char *word, struct job_words *w)
 	return 0;
 }
 
+/* A word naming members (ps, workers, leaves, upstream), with them. */
+static int parse_member_word(int word, int *argc, char ***argv, struct job_words *w)
+{
+	char why[128];
+
+	if (word == ESA_JW_WORKERS)
+		return parse_workers(argc, argv, w);
+	if (word == ESA_JW_LEAVES)
+		return parse_leaves(argc, argv, w);
+	if (*argc < 2)
+		return fail("\"%s\" needs a value", **argv);
+	(*argc)--, (*argv)++;
+	if (word == ESA_JW_UPSTREAM)
+		return parse_upstream(**argv, w);
+	if (parse_member(**argv, &w->j.ps, true, &w->pl[ESA_PLACE_PS], why, sizeof(why)))
+		return fail("PS: %s", why);
+	return 0;
+}
+
 static int parse_job_words(int argc, char **argv, struct job_words *w)
 {
 	bool have_ps = false;
 	char why[128];
-	__u32 v;
+	int word, n;
 
 	for (; argc > 0; argc--, argv++) {
-		if (!strcmp(*argv, "ps")) {
-			NEXT_ARG();
-			if (parse_member(*argv, &w->j.ps, true,
-					 &w->pl[ESA_PLACE_PS], why, sizeof(why)))
-				return fail("PS: %s", why);
-			have_ps = true;
-		} else if (!strcmp(*argv, "workers")) {
-			if (parse_workers(&argc, &argv, w))
-				return 1;
-		} else if (!strcmp(*argv, "leaves")) {
-			if (parse_leaves(&argc, &argv, w))
-				return 1;
-		} else if (matches(*argv, "upstream")) {
-			NEXT_ARG();
-			if (parse_upstream(*argv, w))
-				return 1;
-		} else if (!strcmp(*argv, "ranks")) {
-			NEXT_ARG();
-			if (get_u32("ranks", *argv, ESA_MAX_WORKERS, &w->ranks))
-				return 1;
-		} else if (matches(*argv, "max-prio")) {
-			NEXT_ARG();
-			if (get_u32("max-prio", *argv, 255, &v))
-				return 1;
-			w->j.max_prio = v;
-		} else if (matches(*argv, "lease")) {
-			NEXT_ARG();
-			if (get_u32("lease", *argv, 24 * 3600 * 1000, &w->j.lease_ms))
-				return 1;
-		} else if (matches(*argv, "region")) {
-			NEXT_ARG();
-			w->auto_region = !strcmp(*argv, "auto");
-			if (!w->auto_region &&
-			    get_u32("region base", *argv, ~0u, &w->j.region_base))
-				return 1;
-			NEXT_ARG();
-			if (get_u32("region size", *argv, ~0u, &w->j.region_size))
-				return 1;
-		} else {
+		word = esa_job_word(*argv, true);
+		if (word < 0)
 			return bad_arg("job add", *argv);
+		n = esa_job_opt(word, argc, argv, &w->o, why, sizeof(why));
+		if (n < 0)
+			return fail("%s", why);
+		if (n) {	/* the loop steps over the last of them */
+			argc -= n - 1;
+			argv += n - 1;
+			continue;
 		}
+		if (parse_member_word(word, &argc, &argv, w))
+			return 1;
+		have_ps |= word == ESA_JW_PS;
 	}
 	if (!have_ps)
 		return fail("job add needs \"ps ADDR:PORT\"");
 	if (!w->nranks)
 		return fail("job add needs \"workers ADDR...\" (or, at a spine, \"leaves\")");
-	if (w->ranks && w->ranks < w->nranks)
-		return fail("ranks %u: the workers and leaves name %u", w->ranks, w->nranks);
-	w->j.nworkers = w->ranks ? w->ranks : w->nranks;
-	if (w->auto_region && !w->j.region_size)
+	if (w->o.ranks && w->o.ranks < w->nranks)
+		return fail("ranks %u: the workers and leaves name %u", w->o.ranks, w->nranks);
+	if (w->o.auto_region && !w->o.region_size)
 		return fail("region auto needs a size of at least 1");
+	w->j.nworkers = w->o.ranks ? w->o.ranks : w->nranks;
+	w->j.max_prio = w->o.max_prio;
+	w->j.lease_ms = w->o.lease_ms;
+	w->j.region_base = w->o.region_base;
+	w->j.region_size = w->o.region_size;
 	return 0;
 }
 
@@ -257,7 +247,7 @@ static int parse_job_words(int argc, char **argv, struct job_words *w)
  */
 static int job_register(struct esa_registry *r, __u32 id, struct job_words *w)
 {
-	if (w->auto_region && place_region(r, id, &w->j))
+	if (w->o.auto_region && place_region(r, id, &w->j))
 		return 1;
 	if (r->maps && r->e->cfg.policy == ESA_POLICY_SWITCHML && !w->j.region_size)
 		return fail("policy switchml needs a region (region BASE SIZE)");
@@ -280,7 +270,7 @@ static int job_add(int argc, char **argv)
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return fail("out of memory");
-	w->j.max_prio = 255;
+	w->o.max_prio = 255;
 	rc = parse_job_words(argc - 1, argv + 1, w);
 	if (!rc && !(rc = registry_open(&r))) {
 		rc = job_register(&r, id, w);

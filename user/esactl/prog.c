@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "esactl.h"
+#include "words.h"
 
 
 static int usage_prog(void)
@@ -81,7 +82,8 @@ static int prog_load(int argc, char **argv)
 				return 1;
 		} else if (matches(*argv, "addr")) {
 			NEXT_ARG();
-			if (inet_pton(AF_INET, *argv, &o.addr) != 1)
+			if (esa_parse_ipport(*argv, ESA_ADDR_NO_PORT | ESA_ADDR_ANY, 0, &o.addr,
+					     NULL))
 				return fail("\"%s\" is not an IPv4 address", *argv);
 		} else if (matches(*argv, "mode")) {
 			NEXT_ARG();

@@ -9,6 +9,8 @@
 #include <arpa/inet.h>
 
 #include "esa_int.h"
+#include "words.h"
+#include "esa_names.h"
 
 static int cfail(esa_config *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -76,42 +78,10 @@ static int parse_long(const char *s, long long lo, long long hi, long long *out)
 	return 0;
 }
 
-/* "IP" or "IP:PORT" into sin; port required when need_port. */
-static int parse_sin(const char *s, struct sockaddr_in *sin, int need_port,
-		     uint16_t def_port)
-{
-	char buf[64], *colon;
-	long long port = def_port;
-
-	if (!s || strlen(s) >= sizeof(buf))
-		return -1;
-	strcpy(buf, s);
-	colon = strchr(buf, ':');
-	if (colon) {
-		*colon = 0;
-		if (parse_long(colon + 1, 1, 65535, &port))
-			return -1;
-	} else if (need_port) {
-		return -1;
-	}
-	memset(sin, 0, sizeof(*sin));
-	sin->sin_family = AF_INET;
-	if (inet_pton(AF_INET, buf, &sin->sin_addr) != 1)
-		return -1;
-	sin->sin_port = htons(port);
-	return 0;
-}
-
 static const char *const io_names[] = {
 	[ESA_IO_UDP] = "udp",
 	[ESA_IO_XDP] = "xdp",
 	[ESA_IO_AUTO] = "auto",
-};
-
-static const char *const policy_names[] = {
-	[ESA_PRIO_STATIC] = "static",
-	[ESA_PRIO_LAS] = "las",
-	[ESA_PRIO_SRSF] = "srsf",
 };
 
 struct ikey {
@@ -152,19 +122,19 @@ int esa_config_set(esa_config *c, const char *key, const char *value)
 	if (!key || !value)
 		return cfail(c, "missing key or value");
 	if (!strcmp(key, "switch")) {
-		if (parse_sin(value, &c->sw, 0, ESA_DEFAULT_PORT))
+		if (esa_parse_sin(value, ESA_ADDR_ANY, ESA_DEFAULT_PORT, &c->sw))
 			return cfail(c, "switch \"%s\" is not IP[:PORT]", value);
 		c->have_sw = true;
 		return 0;
 	}
 	if (!strcmp(key, "local")) {
-		if (parse_sin(value, &c->local, 1, 0))
+		if (esa_parse_sin(value, ESA_ADDR_NEED_PORT | ESA_ADDR_ANY, 0, &c->local))
 			return cfail(c, "local \"%s\" is not IP:PORT", value);
 		c->have_local = true;
 		return 0;
 	}
 	if (!strcmp(key, "ps")) {
-		if (parse_sin(value, &c->ps, 1, 0))
+		if (esa_parse_sin(value, ESA_ADDR_NEED_PORT | ESA_ADDR_ANY, 0, &c->ps))
 			return cfail(c, "ps \"%s\" is not IP:PORT", value);
 		c->have_ps = true;
 		return 0;
@@ -192,13 +162,13 @@ int esa_config_set(esa_config *c, const char *key, const char *value)
 		return 0;
 	}
 	if (!strcmp(key, "priority")) {
-		for (int i = 0; i < 3; i++) {
-			if (!strcmp(value, policy_names[i])) {
-				c->policy = i;
-				return 0;
-			}
-		}
-		return cfail(c, "priority \"%s\": not static, las or srsf", value);
+		int p = esa_prio_parse(value);
+
+		/* flat is the simulator's alone */
+		if (p < 0 || p == ESA_PRIO_FLAT)
+			return cfail(c, "priority \"%s\": not static, las or srsf", value);
+		c->policy = p;
+		return 0;
 	}
 	if (!strcmp(key, "total_chunks")) {
 		if (parse_long(value, 0, 1LL << 62, &v))
@@ -273,7 +243,7 @@ int esa_config_get(const esa_config *c, const char *key, char *buf, size_t len)
 	else if (!strcmp(key, "netns"))
 		snprintf(buf, len, "%s", c->netns);
 	else if (!strcmp(key, "priority"))
-		snprintf(buf, len, "%s", policy_names[c->policy]);
+		snprintf(buf, len, "%s", esa_prio_name(c->policy));
 	else if (!strcmp(key, "io"))
 		snprintf(buf, len, "%s", io_names[c->io]);
 	else if (!strcmp(key, "ifname"))

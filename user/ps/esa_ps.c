@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 
 #include "ps.h"
+#include "words.h"
 #include "xsk.h"
 
 #define BATCH		64
@@ -276,23 +277,16 @@ static int to_int(const char *what, const char *s, long lo, long hi)
 /* A switch whose packets we take (repeatable: two levels' leaves and spine). */
 static void set_switch(struct opts *o, const char *s)
 {
-	struct sockaddr_in *sw;
-	char buf[64], *colon;
+	int rc;
 
-	if (!s || strlen(s) >= sizeof(buf))
+	if (!s)
 		die("switch needs IP[:PORT]");
-	strcpy(buf, s);
-	colon = strchr(buf, ':');
 	if (o->ps.nsw == PS_MAX_SWITCHES)
 		die("switch %s: at most %d switches", s, PS_MAX_SWITCHES);
-	sw = &o->ps.sw[o->ps.nsw];
-	memset(sw, 0, sizeof(*sw));
-	sw->sin_family = AF_INET;
-	sw->sin_port = htons(colon ? to_int("switch port", colon + 1, 1, 65535) :
-				     ESA_DEFAULT_PORT);
-	if (colon)
-		*colon = 0;
-	if (inet_pton(AF_INET, buf, &sw->sin_addr) != 1)
+	rc = esa_parse_sin(s, ESA_ADDR_ANY, ESA_DEFAULT_PORT, &o->ps.sw[o->ps.nsw]);
+	if (rc == -ERANGE)
+		die("switch port \"%s\" is not a number in 1..65535", strchr(s, ':') + 1);
+	if (rc)
 		die("switch \"%s\" is not IP[:PORT]", s);
 	o->ps.nsw++;
 }
