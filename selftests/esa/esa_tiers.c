@@ -418,8 +418,8 @@ static void log_missing(struct __test_metadata *_metadata, struct tiers *t)
 				TH_LOG("job %u chunk %u: got %llx, PS done %d multi %llx single %llx tombs %d %d spine %d",
 				       jobs[j].id, s, (unsigned long long)t->got[j][s],
 				       t->pm.chunks[j][s].done,
-				       (unsigned long long)t->pm.chunks[j][s].multi,
-				       (unsigned long long)t->pm.chunks[j][s].single,
+				       (unsigned long long)t->pm.chunks[j][s].m.multi,
+				       (unsigned long long)t->pm.chunks[j][s].m.single,
 				       t_tomb(&t->leaf[0], jobs[j].id, s),
 				       t_tomb(&t->leaf[1], jobs[j].id, s),
 				       t_tomb(&t->spine, jobs[j].id, s));

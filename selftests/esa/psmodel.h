@@ -2,17 +2,18 @@
 /*
  * A model of the jobs' workers and parameter server, for the randomized and
  * stress tests: what each rank sends (deterministic values), and what the
- * PS does with what the switch hands it.  The PS merge rule is the one the
- * real PS follows: a multi-rank partial counts only if it shares no rank
- * with the partials kept so far; single ranks fill in what they do not
- * cover; so no rank is ever counted twice, and resends (singles) always
- * complete a chunk in the end.
+ * PS does with what the switch hands it.  The PS merge rule is the real
+ * PS's own (esa_merge.h): a multi-rank partial counts only if it shares no
+ * rank with the partials kept so far; single ranks fill in what they do
+ * not cover; so no rank is ever counted twice, and resends (singles)
+ * always complete a chunk in the end.
  */
 #ifndef ESA_PSMODEL_H
 #define ESA_PSMODEL_H
 
 #include <pthread.h>
 #include "testlib.h"
+#include "esa_merge.h"
 
 struct pm_job {
 	__u16	id;
@@ -27,8 +28,7 @@ struct pm_job {
 struct pm_chunk {
 	bool	done;
 	__u64	sent;		/* ranks that sent their original */
-	__u64	multi;		/* ranks covered by kept partials */
-	__u64	single;		/* ranks the PS has on their own */
+	struct esa_merge m;	/* the ranks the PS kept */
 	__s64	msum[ESA_MAX_VALUES];
 };
 
@@ -162,11 +162,10 @@ static inline void pm_ps_receive(struct pm *pm, const struct t_pkt *p)
 		return;
 	}
 	if (p->type == ESA_T_PARTIAL && (p->bitmap & (p->bitmap - 1))) {
-		if (p->bitmap & c->multi) {
+		if (esa_merge_add(&c->m, p->bitmap, true) != ESA_MERGE_KEPT) {
 			pm->st.ps_ignored++;	/* overlaps a kept partial */
 			return;
 		}
-		c->multi |= p->bitmap;
 		for (int i = 0; i < pm->nvals; i++)
 			c->msum[i] += p->vals[i];
 	} else {
@@ -184,14 +183,14 @@ static inline void pm_ps_receive(struct pm *pm, const struct t_pkt *p)
 				return;
 			}
 		}
-		c->single |= p->bitmap;
+		esa_merge_add(&c->m, p->bitmap, false);	/* a duplicate: the same values */
 	}
-	if (((c->multi | c->single) & full) != full)
+	if (!esa_merge_complete(&c->m, full))
 		return;
 	for (int i = 0; i < pm->nvals; i++) {
 		sum[i] = c->msum[i];
 		for (int r = 0; r < pm->jobs[j].w; r++)
-			if ((c->single & ~c->multi) & (1ULL << r))
+			if (esa_merge_own(&c->m) & (1ULL << r))
 				sum[i] += pm_val(pm, j, r, p->seq, i);
 	}
 	pm_complete(pm, j, p->seq, sum, false);

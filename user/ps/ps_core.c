@@ -26,7 +26,11 @@
 #include <arpa/inet.h>
 
 #include "ps.h"
+#include "words.h"
+#include "jobwords.h"
 #include "esa_policy.h"
+#include "esa_wire.h"
+#include "esa_merge.h"
 
 const char *const ps_counter_names[__PS_C_MAX] = {
 	[PS_C_RX]		= "rx",
@@ -84,8 +88,7 @@ struct ps_pend {
 	uint32_t seq;
 	uint8_t	used;
 	uint8_t	resv[3];
-	uint64_t multi;		/* ranks in kept multi-rank partials */
-	uint64_t single;	/* ranks kept on their own */
+	struct esa_merge m;	/* the ranks kept (esa_merge.h) */
 	uint64_t resent;	/* ranks that resent the chunk */
 	uint64_t resent2;	/* ... twice or more */
 	uint64_t asked;		/* ranks sent a FETCH for it */
@@ -281,102 +284,83 @@ void ps_free(struct ps *ps)
 	free(ps);
 }
 
-static int parse_sin(const char *s, struct sockaddr_in *sin, bool need_port)
+/* A member of a job: "IP:PORT", the PS sends to it. */
+static int parse_sin(const char *s, struct sockaddr_in *sin)
 {
-	char buf[64], *colon, *end;
-	unsigned long port = 0;
-
-	if (!s || strlen(s) >= sizeof(buf))
-		return -1;
-	strcpy(buf, s);
-	colon = strchr(buf, ':');
-	if (colon) {
-		*colon = 0;
-		port = strtoul(colon + 1, &end, 10);
-		if (!colon[1] || *end || !port || port > 65535)
-			return -1;
-	} else if (need_port) {
-		return -1;
-	}
-	memset(sin, 0, sizeof(*sin));
-	sin->sin_family = AF_INET;
-	if (inet_pton(AF_INET, buf, &sin->sin_addr) != 1 || !sin->sin_addr.s_addr)
-		return -1;
-	sin->sin_port = htons(port);
-	return 0;
+	return esa_parse_sin(s, ESA_ADDR_NEED_PORT, 0, sin);
 }
 
+/* Where a list of workers ends: the next job, or a word of this one. */
 static bool job_word(const char *w)
 {
-	static const char *const kw[] = { "job", "ps", "workers", "max-prio", "lease",
-					  "region", NULL };
-
-	for (int i = 0; kw[i]; i++)
-		if (!strcmp(w, kw[i]))
-			return true;
-	return false;
+	return !strcmp(w, "job") || esa_job_word(w, false) >= 0;
 }
 
-static bool is_number(const char *s, unsigned long max, unsigned long *v)
+/* "workers IP:PORT...": the ranks, in order, at argv[1...]; the words taken. */
+static int parse_workers(int argc, char **argv, struct ps_job_cfg *j, char *err, size_t len)
 {
-	char *end;
+	int i;
 
-	if (!s || !*s || *s == '-')
-		return false;
-	*v = strtoul(s, &end, 0);
-	return !*end && *v <= max;
+	for (i = 1; i < argc && !job_word(argv[i]); i++) {
+		if (j->nworkers == ESA_MAX_WORKERS)
+			return snprintf(err, len, "job %u: more than %d workers", j->id,
+					ESA_MAX_WORKERS), -1;
+		if (parse_sin(argv[i], &j->rank[j->nworkers]))
+			return snprintf(err, len, "job %u: worker %d \"%s\" is not IP:PORT (the "
+					"PS sends it results and FETCHes)", j->id, j->nworkers,
+					argv[i]), -1;
+		j->nworkers++;
+	}
+	return i;
+}
+
+/*
+ * One word of job j at argv[0] with what follows it: the words taken, or
+ * -1.  The words with numbers are the switch's business: checked (the
+ * same words go to esactl), not kept.
+ */
+static int parse_job_word(int argc, char **argv, struct ps_job_cfg *j, bool *have_ps,
+			  char *err, size_t len)
+{
+	int word = esa_job_word(argv[0], true), n;
+	struct esa_job_opts o = {};
+	char why[128];
+
+	switch (word) {
+	case ESA_JW_PS:
+		if (argc < 2 || parse_sin(argv[1], &j->ps))
+			return snprintf(err, len, "job %u: ps needs IP:PORT", j->id), -1;
+		*have_ps = true;
+		return 2;
+	case ESA_JW_WORKERS:
+		return parse_workers(argc, argv, j, err, len);
+	case ESA_JW_MAX_PRIO:
+	case ESA_JW_LEASE:
+	case ESA_JW_REGION:
+		n = esa_job_opt(word, argc, argv, &o, why, sizeof(why));
+		if (n < 0)
+			return snprintf(err, len, "job %u: %s", j->id, why), -1;
+		return n;
+	}
+	return snprintf(err, len, "job %u: unknown word \"%s\"", j->id, argv[0]), -1;
 }
 
 int ps_parse_job(int argc, char **argv, struct ps_job_cfg *j, char *err, size_t len)
 {
 	bool have_ps = false;
-	unsigned long v;
-	int i = 0;
+	__u32 id;
+	int i, n;
 
 	memset(j, 0, sizeof(*j));
 	if (argc < 2 || strcmp(argv[0], "job"))
 		return snprintf(err, len, "expected \"job ID ...\""), -1;
-	if (!is_number(argv[1], 65535, &v))
+	if (esa_parse_u32(argv[1], 65535, &id))
 		return snprintf(err, len, "job id \"%s\" is not 0..65535", argv[1]), -1;
-	j->id = v;
-	for (i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "job"))
-			break;
-		if (!strcmp(argv[i], "ps")) {
-			if (i + 1 >= argc || parse_sin(argv[i + 1], &j->ps, true))
-				return snprintf(err, len, "job %u: ps needs IP:PORT", j->id), -1;
-			have_ps = true;
-			i++;
-		} else if (!strcmp(argv[i], "workers")) {
-			while (i + 1 < argc && !job_word(argv[i + 1])) {
-				if (j->nworkers == ESA_MAX_WORKERS)
-					return snprintf(err, len, "job %u: more than %d workers",
-							j->id, ESA_MAX_WORKERS), -1;
-				if (parse_sin(argv[i + 1], &j->rank[j->nworkers], true))
-					return snprintf(err, len,
-							"job %u: worker %d \"%s\" is not IP:PORT (the "
-							"PS sends it results and FETCHes)", j->id,
-							j->nworkers, argv[i + 1]), -1;
-				j->nworkers++;
-				i++;
-			}
-		} else if (!strcmp(argv[i], "max-prio") || !strcmp(argv[i], "lease")) {
-			if (i + 1 >= argc || !is_number(argv[i + 1], ~0u, &v))
-				return snprintf(err, len, "job %u: %s needs a number", j->id,
-						argv[i]), -1;
-			i++;	/* the switch's business */
-		} else if (!strcmp(argv[i], "region")) {
-			if (i + 2 >= argc ||
-			    (strcmp(argv[i + 1], "auto") && !is_number(argv[i + 1], ~0u, &v)) ||
-			    !is_number(argv[i + 2], ~0u, &v))
-				return snprintf(err, len, "job %u: region needs BASE SIZE or auto SIZE",
-						j->id),
-				       -1;
-			i += 2;
-		} else {
-			return snprintf(err, len, "job %u: unknown word \"%s\"", j->id, argv[i]),
-			       -1;
-		}
+	j->id = id;
+	for (i = 2; i < argc && strcmp(argv[i], "job"); i += n) {
+		n = parse_job_word(argc - i, argv + i, j, &have_ps, err, len);
+		if (n < 0)
+			return -1;
 	}
 	if (!have_ps)
 		return snprintf(err, len, "job %u needs \"ps IP:PORT\"", j->id), -1;
@@ -527,15 +511,8 @@ static int32_t pend_get(struct ps *ps, struct ps_job *j, uint32_t seq, bool crea
 static void hdr(struct esa_hdr *h, uint8_t type, uint8_t flags, uint16_t job,
 		uint64_t bitmap, uint32_t seq, uint16_t count)
 {
-	memset(h, 0, sizeof(*h));
-	h->version = ESA_VERSION;
-	h->type = type;
+	esa_hdr_init(h, type, job, ESA_RANK_NONE, bitmap, seq, count);
 	h->flags = flags;
-	h->job = htons(job);
-	h->rank = htons(ESA_RANK_NONE);
-	h->bitmap = htobe64(bitmap);
-	h->seq = htonl(seq);
-	h->count = htons(count);
 }
 
 /* Send result i of job j to the ranks in `to`. */
@@ -584,7 +561,7 @@ static void send_fetch(struct ps *ps, struct ps_job *j, int32_t pi, uint64_t to)
 	struct ps_pend *p = &j->pend[pi];
 
 	hdr((struct esa_hdr *)ps->txbuf, ESA_T_FETCH, 0, j->cfg.id,
-	    (p->multi | p->single) & j->full, p->seq, 0);
+	    (p->m.multi | p->m.single) & j->full, p->seq, 0);
 	p->asked |= to;
 	for (int k = 0; k < j->cfg.nworkers; k++) {
 		if (!(to & (1ULL << k)))
@@ -623,12 +600,12 @@ static void try_complete(struct ps *ps, struct ps_job *j, int32_t pi)
 {
 	struct ps_pend *p = &j->pend[pi];
 	const int64_t *msum = pend_msum(ps, j, pi);
-	uint64_t own = p->single & ~p->multi;
+	uint64_t own = esa_merge_own(&p->m);
 	int32_t out[ESA_MAX_VALUES];
 	bool ovf = false;
 	int nv = ps->o.nvals;
 
-	if (((p->multi | p->single) & j->full) != j->full)
+	if (!esa_merge_complete(&p->m, j->full))
 		return;
 	for (int i = 0; i < nv; i++)
 		ps->sum[i] = msum[i];
@@ -655,11 +632,10 @@ static void add_single(struct ps *ps, struct ps_job *j, int32_t pi, int rank,
 {
 	struct ps_pend *p = &j->pend[pi];
 
-	if (p->single & (1ULL << rank)) {
+	if (esa_merge_add(&p->m, 1ULL << rank, false) != ESA_MERGE_KEPT) {
 		j->c[PS_C_DUP_SINGLE]++;
 		return;
 	}
-	p->single |= 1ULL << rank;
 	memcpy(pend_single(ps, j, pi, rank), v, ps->o.nvals * 4);
 }
 
@@ -669,11 +645,10 @@ static void add_multi(struct ps *ps, struct ps_job *j, int32_t pi, uint64_t bitm
 	struct ps_pend *p = &j->pend[pi];
 	int64_t *msum = pend_msum(ps, j, pi);
 
-	if (p->multi & bitmap) {
+	if (esa_merge_add(&p->m, bitmap, true) != ESA_MERGE_KEPT) {
 		j->c[PS_C_OVERLAP]++;	/* would count a rank twice */
 		return;
 	}
-	p->multi |= bitmap;
 	for (int i = 0; i < ps->o.nvals; i++)
 		msum[i] += v[i];
 }

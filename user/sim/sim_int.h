@@ -8,6 +8,7 @@
 #define ESA_SIM_INT_H
 
 #include "sim.h"
+#include "esa_merge.h"
 
 /* ------------------------------------------------------------------ */
 /* Packets and events                                                  */
@@ -101,8 +102,7 @@ struct psent {
 	uint16_t nsum;		/* ranks in the sum it completes with, with
 				 * multiplicity: what the values would show
 				 * if a rank were counted twice */
-	uint64_t multi;		/* ranks of the multi-rank partials kept */
-	uint64_t single;	/* ranks the PS has on their own */
+	struct esa_merge m;	/* the ranks kept (esa_merge.h) */
 	uint64_t resent;	/* ranks that resent the chunk */
 	uint64_t resent2;	/* ... at least twice */
 	stime_t	fetch_at;	/* last FETCH round, 0: none */

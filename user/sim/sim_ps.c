@@ -26,8 +26,7 @@ static struct psent *ps_ent(struct sim *s, struct job *j, uint32_t seq)
 	e->seq = seq;
 	e->done = 0;
 	e->nsum = 0;
-	e->multi = 0;
-	e->single = 0;
+	e->m = (struct esa_merge){ 0 };
 	e->resent = 0;
 	e->resent2 = 0;
 	e->fetch_at = 0;
@@ -120,7 +119,7 @@ void sim_ps_proc(struct sim *s, struct pkt *p)
 		}
 		/* The switch's copy of a sum (esa), or a sum to hold (atp). */
 		if (e && !e->done) {
-			if (e->multi | e->single)
+			if (e->m.multi | e->m.single)
 				s->R->ps_overtaken++;
 			e->done = 1;
 		} else if (e && e->done) {
@@ -155,28 +154,19 @@ void sim_ps_proc(struct sim *s, struct pkt *p)
 			e->resent |= p->bitmap;
 			ps_maybe_fetch(s, j, e, p->bitmap);
 		}
-		/*
-		 * docs/protocol.md's merge rule: multi-rank partials are kept
-		 * while they are disjoint; single ranks fill in what they do
-		 * not cover.  No rank is counted twice.
-		 */
-		if (p->bitmap & (p->bitmap - 1)) {
-			if (p->bitmap & e->multi) {
-				s->R->ps_overlap++;
-				return;
-			}
-			e->multi |= p->bitmap;
-		} else {
-			if (e->single & p->bitmap) {
-				s->R->ps_dup++;
-				return;
-			}
-			e->single |= p->bitmap;
+		/* The real PS's merge rule (esa_merge.h): no rank twice. */
+		switch (esa_merge_add(&e->m, p->bitmap, true)) {
+		case ESA_MERGE_OVERLAP:
+			s->R->ps_overlap++;
+			return;
+		case ESA_MERGE_DUP:
+			s->R->ps_dup++;
+			return;
 		}
 		s->R->ps_merged++;
-		if ((e->multi | e->single) == j->full) {
-			e->nsum = __builtin_popcountll(e->multi) +
-				  __builtin_popcountll(e->single & ~e->multi);
+		if (esa_merge_complete(&e->m, j->full)) {
+			e->nsum = __builtin_popcountll(e->m.multi) +
+				  __builtin_popcountll(esa_merge_own(&e->m));
 			ps_complete(s, j, e);
 		}
 		return;
