@@ -36,7 +36,9 @@ COMMON	 := $(OUTPUT)/common/loader.o $(OUTPUT)/common/jobs.o $(OUTPUT)/common/po
 # Every header, for the rules of mk/*.mk that have no dependency files.
 # The rules here get each object's own headers from the compiler instead
 # (DEPFLAGS, the .d files below).
-HDRS	 := include/uapi/linux/esa.h include/esa_policy.h include/esa_maps.h include/esa_switch.h $(wildcard user/common/*.h bpf/*.h)
+HDRS	 := include/uapi/linux/esa.h include/esa_policy.h include/esa_maps.h include/esa_switch.h \
+	    include/esa_wire.h include/esa_names.h include/esa_merge.h include/esa_prio.h \
+	    $(wildcard user/common/*.h bpf/*.h)
 TOOLS	 := $(OUTPUT)/esactl
 TESTS	 := $(OUTPUT)/selftests/esa_golden $(OUTPUT)/selftests/esa_fuzz \
 	    $(OUTPUT)/selftests/esa_stress $(OUTPUT)/selftests/esa_send \

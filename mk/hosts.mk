@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # The hosts: the worker library libesa (user/lib, docs/library.md), the
-# parameter server esa-ps (user/ps, docs/ps.md), the job driver esa-jobs that
-# the demo and the tests run, their tests (selftests/hosts) and the demo.
+# parameter server esa-ps (user/ps, docs/ps.md), the job driver esa-jobs
+# (user/jobs) that the demo and the tests run, their tests (selftests/hosts)
+# and the demo.
 #
 #   make demo        the demo: scripts/demo.sh (root; installs what it needs)
 #   make bench-lib   libesa's send, receive, timer and conversion paths against
@@ -13,13 +14,14 @@
 
 LIB_DIR		:= user/lib
 PS_DIR		:= user/ps
+JOBS_DIR	:= user/jobs
 HOSTS_TEST_DIR	:= selftests/hosts
 LIB_OUT		:= $(OUTPUT)/lib
 LIB_SRCS	:= $(LIB_DIR)/config.c $(LIB_DIR)/worker.c $(LIB_DIR)/quant.c $(LIB_DIR)/io.c \
 		   $(LIB_DIR)/xsk.c
 LIB_OBJS	:= $(patsubst $(LIB_DIR)/%.c,$(LIB_OUT)/%.o,$(LIB_SRCS))
 LIB_HDRS	:= $(LIB_DIR)/esa.h $(LIB_DIR)/esa_int.h $(LIB_DIR)/xsk.h include/uapi/linux/esa.h include/esa_prio.h \
-		   include/esa_policy.h
+		   include/esa_policy.h include/esa_wire.h include/esa_names.h user/common/words.h
 LIBESA_A	:= $(OUTPUT)/libesa.a
 LIBESA_SO	:= $(OUTPUT)/libesa.so
 # -fno-math-errno lets lrintf() become one vector instruction.
@@ -29,7 +31,8 @@ LIB_CFLAGS	:= -fPIC -fno-math-errno -I$(LIB_DIR) -I$(OUTPUT)
 LIB_LIBS	:= -lm
 XSK_PROG	:= $(OUTPUT)/esa_xsk.bpf.o
 XSK_OBJH	:= $(OUTPUT)/esa_xsk_obj.h
-PS_HDRS		:= $(PS_DIR)/ps.h include/uapi/linux/esa.h
+PS_HDRS		:= $(PS_DIR)/ps.h include/uapi/linux/esa.h include/esa_wire.h include/esa_merge.h \
+		   user/common/words.h user/common/jobwords.h
 PS_OBJ		:= $(LIB_OUT)/ps_core.o
 ESA_PS		:= $(OUTPUT)/esa-ps
 ESA_JOBS	:= $(OUTPUT)/esa-jobs
@@ -80,7 +83,7 @@ $(ESA_PS): $(PS_DIR)/esa_ps.c $(PS_OBJ) $(LIB_OUT)/xsk.o $(PS_HDRS) $(LIB_DIR)/x
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -I$(LIB_DIR) $< $(PS_OBJ) $(LIB_OUT)/xsk.o -lpthread -o $@
 
-$(ESA_JOBS): $(LIB_DIR)/esa_jobs.c $(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)
+$(ESA_JOBS): $(JOBS_DIR)/esa_jobs.c $(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) $< $(LIBESA_A) $(LIB_LIBS) -lpthread -o $@
 
