@@ -2,10 +2,8 @@
 /*
  * The names of the switch's slot-allocation policies (enum esa_policy,
  * linux/esa.h) and of the priority policies (enum esa_prio_policy,
- * esa_prio.h), as libesa's config, the simulator and the benchmarks read
- * and print them: one table each, in user space.  (user/common/loader.c
- * still defines esactl's esa_policy_names[] itself, the same table: it is
- * to include this one.)
+ * esa_prio.h), as esactl, libesa's config, the simulator and the
+ * benchmarks read and print them: one table each, in user space.
  */
 #ifndef ESA_NAMES_H
 #define ESA_NAMES_H

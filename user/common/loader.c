@@ -35,20 +35,6 @@ int esa_fail(char *err, size_t len, int rc, const char *fmt, ...)
 
 #define ERR(...)	esa_fail(err, len, -1, __VA_ARGS__)
 
-const char *const esa_policy_names[__ESA_POLICY_MAX] = {
-	[ESA_POLICY_ESA]	= "esa",
-	[ESA_POLICY_ATP]	= "atp",
-	[ESA_POLICY_SWITCHML]	= "switchml",
-};
-
-int esa_policy_parse(const char *s)
-{
-	for (int i = 0; i < __ESA_POLICY_MAX; i++)
-		if (!strcmp(s, esa_policy_names[i]))
-			return i;
-	return -1;
-}
-
 void esa_opts_default(struct esa_opts *o)
 {
 	memset(o, 0, sizeof(*o));

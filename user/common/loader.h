@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include "esa_maps.h"
 #include "place.h"
+#include "esa_names.h"	/* esa_policy_names[], esa_policy_parse() */
 
 struct bpf_object;
 
@@ -164,7 +165,5 @@ int esa_fanout_read(struct esa *e, __u32 id, struct esa_fanout *f);
 int esa_route_dev(__be32 ip, int *ifindex, bool *local);
 
 extern const char *const esa_counter_names[__ESA_C_MAX];
-extern const char *const esa_policy_names[__ESA_POLICY_MAX];
-int esa_policy_parse(const char *s);
 
 #endif /* ESA_LOADER_H */
