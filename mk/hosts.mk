@@ -92,7 +92,7 @@ $(OUTPUT)/selftests/hosts/lib_test: $(HOSTS_TEST_DIR)/lib_test.c $(HOSTS_TEST_DI
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) -I$(HOSTS_TEST_DIR) $< $(LIBESA_A) $(LIB_LIBS) -lpthread -o $@
 
-$(OUTPUT)/selftests/hosts/ps_test: $(HOSTS_TEST_DIR)/ps_test.c $(PS_OBJ) $(PS_HDRS) \
+$(OUTPUT)/selftests/hosts/ps_test: $(HOSTS_TEST_DIR)/ps_test.c selftests/tap.h $(PS_OBJ) $(PS_HDRS) \
 		| $(OUTPUT)/selftests/hosts
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) $< $(PS_OBJ) -o $@

@@ -10,7 +10,6 @@
  * TAP.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,26 +18,11 @@
 #include "ps.h"
 #include "esa_policy.h"
 #include "esa_wire.h"
+#include "../tap.h"
 
 /* Values per packet: 32 for most tests, ESA_MAX_VALUES (856) for a second
  * pass of the merge rule, whole sums, overflow and fuzzing (main()). */
 static int NV = 32;
-static const char *pass = "";
-
-static int tests, failures;
-
-static void ok(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void ok(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - %s", cond ? "" : "not ", ++tests, pass);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	failures += !cond;
-}
 
 static uint64_t rng = 88172645463325252ULL;
 
@@ -873,7 +857,7 @@ static void test_two_levels(void)
 
 int main(void)
 {
-	printf("TAP version 13\n");
+	tap_start();
 	test_parse();
 	test_overlap_exact();
 	test_two_levels();
@@ -888,13 +872,12 @@ int main(void)
 	test_fuzz();
 	/* The largest vector: one single-buffer XDP frame (ESA_MAX_VALUES) */
 	NV = ESA_MAX_VALUES;
-	pass = "values 856: ";
+	tap_prefix = "values 856: ";
 	test_overlap_exact();
 	test_merge_random();
 	test_whole_sums();
 	test_overflow();
 	test_fetch();
 	test_fuzz();
-	printf("1..%d\n", tests);
-	return failures ? 1 : 0;
+	return tap_end();
 }
