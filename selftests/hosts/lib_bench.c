@@ -359,23 +359,13 @@ static int send_coalesced(int fd, struct iovec *iov, int k, struct sockaddr_in *
 	return sent;
 }
 
-/* gro < 0: results back one datagram each; else coalesced, to a worker
- * with udp_gro=gro. */
-static void lib_paths(uint16_t port, int chunks, struct paths *res, int gro)
+/* The worker of lib_paths(): one rank, the whole burst in one window, no
+ * resend while it is measured. */
+static esa_worker *paths_worker(uint16_t port, int pk, int gro)
 {
-	static uint8_t buf[BATCH][PKTMAX + 64];
-	struct mmsghdr m[BATCH];
-	struct iovec iov[BATCH];
-	struct sockaddr_in sink, wa, fa;
-	int sfd = udp(port, &sink), ffd = udp(port + 2, &fa), got = 0, back = 0;
-	int pk = chunks + 1;	/* packets: the check chunk too */
-	size_t n = (size_t)chunks * NV;
-	int32_t *in = malloc(n * 4), *out = malloc(n * 4);
 	esa_config *c = esa_config_new();
-	esa_request *r;
 	esa_worker *w;
 	char a[64], err[256];
-	double t;
 
 	snprintf(a, sizeof(a), "127.0.0.1:%u", port);
 	esa_config_set(c, "switch", a);
@@ -398,51 +388,102 @@ static void lib_paths(uint16_t port, int chunks, struct paths *res, int gro)
 		fprintf(stderr, "lib_bench: %s\n", err);
 		exit(1);
 	}
-	wa = sink;
-	wa.sin_port = htons(port + 1);
-	for (size_t i = 0; i < n; i++)
-		in[i] = (int32_t)i;
-	memset(out, 0, n * 4);	/* no page faults in the measurement */
+	return w;
+}
+
+/* The receive batch of the sink: BATCH buffers of one packet each. */
+struct paths_batch {
+	uint8_t (*buf)[PKTMAX + 64];
+	struct mmsghdr m[BATCH];
+	struct iovec iov[BATCH];
+};
+
+static void batch_reset(struct paths_batch *b)
+{
 	for (int i = 0; i < BATCH; i++) {
-		iov[i] = (struct iovec){ buf[i], sizeof(buf[i]) };
-		m[i].msg_hdr = (struct msghdr){ .msg_iov = &iov[i], .msg_iovlen = 1 };
+		b->iov[i] = (struct iovec){ b->buf[i], sizeof(b->buf[i]) };
+		b->m[i].msg_hdr = (struct msghdr){ .msg_iov = &b->iov[i], .msg_iovlen = 1 };
 	}
-	r = esa_allreduce_start(w, ESA_INT32, in, out, n);
-	t = now();
-	while (esa_worker_stat(w, "tx_packets") < pk)
-		esa_test(r, NULL);
-	res->send = pk / (now() - t);
-	/* the sink has them all: back as results, all queued for the worker,
-	 * and a second copy into a plain socket for the floor */
+}
+
+/* The k packets received sent back as results to the worker at wa, and a
+ * copy to the plain socket at fa; returns how many went back. */
+static int batch_echo(struct paths_batch *b, int sfd, int k, struct sockaddr_in *wa,
+		      struct sockaddr_in *fa, int gro)
+{
+	int back;
+
+	for (int i = 0; i < k; i++) {
+		struct esa_hdr *h = (void *)b->buf[i];
+
+		h->type = ESA_T_RESULT;
+		h->rank = htons(ESA_RANK_NONE);
+		b->iov[i].iov_len = b->m[i].msg_len;
+		b->m[i].msg_hdr.msg_name = wa;
+		b->m[i].msg_hdr.msg_namelen = sizeof(*wa);
+	}
+	back = gro < 0 ? sendmmsg(sfd, b->m, k, 0) : send_coalesced(sfd, b->iov, k, wa);
+	for (int i = 0; i < k; i++)
+		b->m[i].msg_hdr.msg_name = fa;
+	sendmmsg(sfd, b->m, k, 0);
+	for (int i = 0; i < k; i++) {
+		b->iov[i].iov_len = sizeof(b->buf[i]);
+		b->m[i].msg_hdr.msg_name = NULL;
+		b->m[i].msg_hdr.msg_namelen = 0;
+	}
+	return back;
+}
+
+/* The sink has them all: back as results, all queued for the worker, and
+ * a second copy into a plain socket for the floor.  Returns the packets
+ * received, *back those sent back. */
+static int paths_sink(struct paths_batch *b, int sfd, int pk, struct sockaddr_in *wa,
+		      struct sockaddr_in *fa, int gro, int *back)
+{
+	int got = 0;
+
 	while (got < pk) {
 		struct pollfd pf = { .fd = sfd, .events = POLLIN };
 		int k;
 
 		if (poll(&pf, 1, 1000) <= 0)
 			break;	/* some were dropped: the sink's buffer is too small */
-		k = recvmmsg(sfd, m, BATCH, MSG_DONTWAIT, NULL);
+		k = recvmmsg(sfd, b->m, BATCH, MSG_DONTWAIT, NULL);
 		if (k <= 0)
 			continue;
-		for (int i = 0; i < k; i++) {
-			struct esa_hdr *h = (void *)buf[i];
-
-			h->type = ESA_T_RESULT;
-			h->rank = htons(ESA_RANK_NONE);
-			iov[i].iov_len = m[i].msg_len;
-			m[i].msg_hdr.msg_name = &wa;
-			m[i].msg_hdr.msg_namelen = sizeof(wa);
-		}
-		back += gro < 0 ? sendmmsg(sfd, m, k, 0) : send_coalesced(sfd, iov, k, &wa);
-		for (int i = 0; i < k; i++)
-			m[i].msg_hdr.msg_name = &fa;
-		sendmmsg(sfd, m, k, 0);
-		for (int i = 0; i < k; i++) {
-			iov[i].iov_len = sizeof(buf[i]);
-			m[i].msg_hdr.msg_name = NULL;
-			m[i].msg_hdr.msg_namelen = 0;
-		}
+		*back += batch_echo(b, sfd, k, wa, fa, gro);
 		got += k;
 	}
+	return got;
+}
+
+/* gro < 0: results back one datagram each; else coalesced, to a worker
+ * with udp_gro=gro. */
+static void lib_paths(uint16_t port, int chunks, struct paths *res, int gro)
+{
+	static uint8_t buf[BATCH][PKTMAX + 64];
+	struct paths_batch b = { .buf = buf };
+	struct sockaddr_in sink, wa, fa;
+	int sfd = udp(port, &sink), ffd = udp(port + 2, &fa), got, back = 0;
+	int pk = chunks + 1;	/* packets: the check chunk too */
+	size_t n = (size_t)chunks * NV;
+	int32_t *in = malloc(n * 4), *out = malloc(n * 4);
+	esa_worker *w = paths_worker(port, pk, gro);
+	esa_request *r;
+	double t;
+
+	wa = sink;
+	wa.sin_port = htons(port + 1);
+	for (size_t i = 0; i < n; i++)
+		in[i] = (int32_t)i;
+	memset(out, 0, n * 4);	/* no page faults in the measurement */
+	batch_reset(&b);
+	r = esa_allreduce_start(w, ESA_INT32, in, out, n);
+	t = now();
+	while (esa_worker_stat(w, "tx_packets") < pk)
+		esa_test(r, NULL);
+	res->send = pk / (now() - t);
+	got = paths_sink(&b, sfd, pk, &wa, &fa, gro, &back);
 	t = now();
 	if (got < pk || esa_wait(r, 5000) || memcmp(in, out, n * 4))
 		fprintf(stderr, "lib_bench: the burst did not come back whole (%d sent back): "
@@ -452,7 +493,7 @@ static void lib_paths(uint16_t port, int chunks, struct paths *res, int gro)
 	got = 0;
 	t = now();
 	while (got < pk) {
-		int k = recvmmsg(ffd, m, BATCH, MSG_DONTWAIT, NULL);
+		int k = recvmmsg(ffd, b.m, BATCH, MSG_DONTWAIT, NULL);
 
 		if (k <= 0)
 			break;
