@@ -35,6 +35,7 @@
 
 #include "esa.h"
 #include "esa_int.h"
+#include "esa_wire.h"
 
 static int NV = 256;			/* values per packet: 256, then 856 */
 #define PKT	(ESA_HDR_LEN + 4 * NV)
@@ -167,14 +168,7 @@ static void frame(uint8_t *b, uint32_t seq)
 {
 	struct esa_hdr *h = (void *)b;
 
-	memset(h, 0, sizeof(*h));
-	h->version = ESA_VERSION;
-	h->type = ESA_T_DATA;
-	h->job = htons(1);
-	h->rank = 0;
-	h->bitmap = htobe64(1);
-	h->seq = htonl(seq);
-	h->count = htons(NV);
+	esa_hdr_init(h, ESA_T_DATA, 1, 0, 1, seq, NV);
 }
 
 /* Raw floor of the loop: keep `window` frames in flight through the echo. */
