@@ -243,31 +243,23 @@ static unsigned host_workers_max(void)
 	return m < 64 ? m : 64;
 }
 
-static void *worker_main(void *arg)
+/* Worker w's libesa settings: its job, rank, host and the simulator's
+ * timeouts and priorities. */
+static void worker_config(const struct wk *w, esa_config *c)
 {
-	struct wk *w = arg;
-	struct job *j = w->j;
+	const struct job *j = w->j;
 	const struct sim_params *p = &R.o->p;
-	size_t n = (size_t)j->s->chunks * p->nvals;
-	int32_t *in = malloc(n * 4), *out = malloc(n * 4);
-	esa_config *c = esa_config_new();
+	unsigned host = jct_host_of(R.o, j->id, w->rank);
 	char buf[128];
-	double t;
 
-	if (!in || !out || !c) {
-		job_fail(w, -ENOMEM, "out of memory");
-		goto done;
-	}
 	esa_config_set(c, "switch", "10.255.0.1");
 	esa_config_set_int(c, "values", p->nvals);
 	esa_config_set_int(c, "job", j->id);
 	esa_config_set_int(c, "rank", w->rank);
 	esa_config_set_int(c, "workers", j->n);
-	snprintf(buf, sizeof(buf), "10.9.%u.2:%u", jct_host_of(R.o, j->id, w->rank),
-		 JCT_PORT_BASE + j->id);
+	snprintf(buf, sizeof(buf), "10.9.%u.2:%u", host, JCT_PORT_BASE + j->id);
 	esa_config_set(c, "local", buf);
-	snprintf(buf, sizeof(buf), "/run/netns/%s-h%u", R.o->prefix,
-		 jct_host_of(R.o, j->id, w->rank));
+	snprintf(buf, sizeof(buf), "/run/netns/%s-h%u", R.o->prefix, host);
 	esa_config_set(c, "netns", buf);
 	esa_config_set_int(c, "window", j->window);
 	esa_config_set_int(c, "timeout_ms", (long long)(p->timeout_us / 1000));
@@ -293,6 +285,117 @@ static void *worker_main(void *arg)
 		esa_config_set(c, "ifname", "eth0");
 		esa_config_set_int(c, "xdp_workers", R.xdp_share);
 	}
+}
+
+/* Elements of out that are not the sum of job j's iteration it. */
+static uint64_t wrong_sums(const struct job *j, unsigned it, const int32_t *out, size_t n)
+{
+	uint64_t seed = R.o->p.seed;
+	uint32_t pb = salt_of(seed, j->id, it, 1), pk = salt_of(seed, j->id, it, 2);
+	int64_t m = (int64_t)j->n * (j->n + 1) / 2;
+	uint64_t bad = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (out[i] != (int32_t)((int64_t)j->n * g_base(pb, i) + m * g_k(pk, i)))
+			bad++;
+	return bad;
+}
+
+/* Tell the main thread the worker is open, then wait for the job's
+ * registration at the switch. */
+static void worker_wait_registered(struct job *j)
+{
+	pthread_mutex_lock(&R.lock);
+	j->opened++;
+	pthread_cond_broadcast(&R.cond);
+	while (j->state < J_REGISTERED && !atomic_load(&R.abort))
+		pthread_cond_wait(&R.cond, &R.lock);
+	pthread_mutex_unlock(&R.lock);
+}
+
+/*
+ * Iteration it: compute (generate the gradient, check the last sum, sleep
+ * out the simulator's compute draw until *t plus the draw), then allreduce;
+ * *t is when it ended.  Returns -1 when the worker must stop.
+ */
+static int worker_iteration(struct wk *w, unsigned it, int32_t *in, int32_t *out, size_t n,
+			    double *t)
+{
+	struct job *j = w->j;
+	const struct sim_params *p = &R.o->p;
+	uint32_t sb = salt_of(p->seed, j->id, it, 1), sk = salt_of(p->seed, j->id, it, 2);
+	esa_request *r;
+	double ta;
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		in[i] = g_base(sb, i) + (int32_t)(w->rank + 1) * g_k(sk, i);
+	if (R.o->inject && j->id == 0 && w->rank == 0 && it == 0)
+		in[n / 2] += 1;
+	if (it > 0)
+		w->bad += wrong_sums(j, it - 1, out, n);
+	sleep_until(*t + (double)sim_compute_draw(p, j->s, w->rank, it) / T_S);
+	ta = now_s();
+	r = esa_allreduce_start(w->ew, ESA_INT32, in, out, n);
+	if (!r) {
+		job_fail(w, -EIO, "iteration %u: %s", it, esa_worker_error(w->ew));
+		return -1;
+	}
+	while ((rc = esa_wait(r, 200)) == -EAGAIN && !atomic_load(&R.abort))
+		;
+	esa_request_free(r);
+	*t = now_s();
+	w->comm += *t - ta;
+	if (rc == -EAGAIN) {
+		job_fail(w, -ETIMEDOUT, "iteration %u: run aborted", it);
+		return -1;
+	}
+	if (rc) {
+		job_fail(w, rc, "iteration %u: %s (%s)", it, esa_strerror(rc),
+			 esa_worker_error(w->ew));
+		return -1;
+	}
+	if (it + 1 == j->s->iters) {
+		w->t_done = *t;
+		w->bad += wrong_sums(j, it, out, n);
+	}
+	return 0;
+}
+
+/* A worker's end: a failed one aborts the run (its peers would wait for
+ * it); the job ends with its slowest worker. */
+static void worker_exit(struct wk *w)
+{
+	struct job *j = w->j;
+
+	pthread_mutex_lock(&R.lock);
+	if (w->rc) {
+		j->failed = 1;
+		atomic_store(&R.abort, 1);
+		if (!w->ew)	/* never opened: let the main thread go on */
+			j->opened++;
+	}
+	if (w->t_done > j->t_end)
+		j->t_end = w->t_done;
+	j->running--;
+	pthread_cond_broadcast(&R.cond);
+	pthread_mutex_unlock(&R.lock);
+}
+
+static void *worker_main(void *arg)
+{
+	struct wk *w = arg;
+	struct job *j = w->j;
+	size_t n = (size_t)j->s->chunks * R.o->p.nvals;
+	int32_t *in = malloc(n * 4), *out = malloc(n * 4);
+	esa_config *c = esa_config_new();
+	double t;
+
+	if (!in || !out || !c) {
+		job_fail(w, -ENOMEM, "out of memory");
+		goto done;
+	}
+	worker_config(w, c);
 	if (esa_config_error(c)[0]) {
 		job_fail(w, -EINVAL, "config: %s", esa_config_error(c));
 		goto done;
@@ -302,92 +405,20 @@ static void *worker_main(void *arg)
 		w->rc = -errno ? -errno : -EIO;
 		goto done;
 	}
-	/* Wait for the job's registration at the switch. */
-	pthread_mutex_lock(&R.lock);
-	j->opened++;
-	pthread_cond_broadcast(&R.cond);
-	while (j->state < J_REGISTERED && !atomic_load(&R.abort))
-		pthread_cond_wait(&R.cond, &R.lock);
-	pthread_mutex_unlock(&R.lock);
-
-	/* Iteration it: compute (generate the gradient, check the last sum,
-	 * sleep out the simulator's compute draw), then allreduce. */
+	worker_wait_registered(j);
 	t = j->t_arr;
-	for (unsigned it = 0; it < j->s->iters && !atomic_load(&R.abort); it++) {
-		uint32_t sb = salt_of(p->seed, j->id, it, 1), sk = salt_of(p->seed, j->id, it, 2);
-		double ta, deadline;
-		esa_request *r;
-		int rc;
-
-		for (size_t i = 0; i < n; i++)
-			in[i] = g_base(sb, i) + (int32_t)(w->rank + 1) * g_k(sk, i);
-		if (R.o->inject && j->id == 0 && w->rank == 0 && it == 0)
-			in[n / 2] += 1;
-		if (it > 0) {
-			uint32_t pb = salt_of(p->seed, j->id, it - 1, 1);
-			uint32_t pk = salt_of(p->seed, j->id, it - 1, 2);
-			int64_t m = (int64_t)j->n * (j->n + 1) / 2;
-
-			for (size_t i = 0; i < n; i++)
-				if (out[i] != (int32_t)((int64_t)j->n * g_base(pb, i) +
-							m * g_k(pk, i)))
-					w->bad++;
-		}
-		deadline = t + (double)sim_compute_draw(p, j->s, w->rank, it) / T_S;
-		sleep_until(deadline);
-		ta = now_s();
-		r = esa_allreduce_start(w->ew, ESA_INT32, in, out, n);
-		if (!r) {
-			job_fail(w, -EIO, "iteration %u: %s", it, esa_worker_error(w->ew));
+	for (unsigned it = 0; it < j->s->iters && !atomic_load(&R.abort); it++)
+		if (worker_iteration(w, it, in, out, n, &t))
 			break;
-		}
-		while ((rc = esa_wait(r, 200)) == -EAGAIN && !atomic_load(&R.abort))
-			;
-		esa_request_free(r);
-		t = now_s();
-		w->comm += t - ta;
-		if (rc == -EAGAIN) {
-			job_fail(w, -ETIMEDOUT, "iteration %u: run aborted", it);
-			break;
-		}
-		if (rc) {
-			job_fail(w, rc, "iteration %u: %s (%s)", it, esa_strerror(rc),
-				 esa_worker_error(w->ew));
-			break;
-		}
-		if (it + 1 == j->s->iters) {
-			uint32_t pb = sb, pk = sk;
-			int64_t m = (int64_t)j->n * (j->n + 1) / 2;
-
-			w->t_done = t;
-			for (size_t i = 0; i < n; i++)
-				if (out[i] != (int32_t)((int64_t)j->n * g_base(pb, i) +
-							m * g_k(pk, i)))
-					w->bad++;
-		}
-	}
 	if (w->bad && !w->rc)
 		job_fail(w, -EILSEQ, "%llu wrong elements", (unsigned long long)w->bad);
-	if (w->ew)
-		esa_worker_stats(w->ew, &w->st, sizeof(w->st));
+	esa_worker_stats(w->ew, &w->st, sizeof(w->st));
 done:
 	if (c)
 		esa_config_free(c);
 	free(in);
 	free(out);
-	pthread_mutex_lock(&R.lock);
-	if (w->rc) {
-		j->failed = 1;
-		atomic_store(&R.abort, 1);	/* its peers would wait for it */
-		if (!w->ew) {	/* never opened: let the main thread go on */
-			j->opened++;
-		}
-	}
-	if (w->t_done > j->t_end)
-		j->t_end = w->t_done;
-	j->running--;
-	pthread_cond_broadcast(&R.cond);
-	pthread_mutex_unlock(&R.lock);
+	worker_exit(w);
 	return NULL;
 }
 
@@ -635,12 +666,106 @@ static void *sampler_main(void *arg)
 /* Output                                                              */
 /* ------------------------------------------------------------------ */
 
+/* CPU time over the run: shares of the machine by kind, ours and esa-ps's
+ * seconds, and others: busy time not softirq and not ours or esa-ps's, as
+ * a share of the machine (other users of a shared machine). */
+static void write_cpu(FILE *f, double makespan)
+{
+	long tck = sysconf(_SC_CLK_TCK);
+	struct cpu c1;
+	double tot_j, busy_s, others;
+
+	cpu_read(&c1);
+	tot_j = c1.total > cpu0.total ? (double)(c1.total - cpu0.total) : 1;
+	busy_s = (double)(c1.total - cpu0.total - (c1.idle - cpu0.idle) -
+			  (c1.softirq - cpu0.softirq)) / tck;
+	others = (busy_s - (c1.self - cpu0.self) - (c1.ps - cpu0.ps)) / (tot_j / tck);
+	fprintf(f, "cpu wall_s=%.3f ncpu=%ld user=%.3f sys=%.3f softirq=%.3f "
+		"idle=%.3f self_s=%.3f ps_s=%.3f others=%.3f\n", makespan,
+		sysconf(_SC_NPROCESSORS_ONLN), (c1.user - cpu0.user) / tot_j,
+		(c1.sys - cpu0.sys) / tot_j, (c1.softirq - cpu0.softirq) / tot_j,
+		(c1.idle - cpu0.idle) / tot_j, c1.self - cpu0.self, c1.ps - cpu0.ps,
+		others > 0 ? others : 0);
+}
+
+/* The transport asked for, and how many workers got AF_XDP. */
+static void write_io(FILE *f)
+{
+	unsigned nw = 0, nx = 0;
+
+	for (unsigned i = 0; i < R.wl.njobs; i++)
+		for (unsigned r = 0; r < R.job[i].n; r++) {
+			nw++;
+			nx += R.job[i].w[r].st.io_xdp != 0;
+		}
+	fprintf(f, "io asked=%s workers=%u on_xdp=%u xdp_share=%u\n", R.o->io, nw, nx,
+		R.xdp_share);
+}
+
+/* One job's line: its JCT (NAN when it failed), its workers' counters
+ * summed, its slowest worker's time in allreduce, its first error. */
+static void write_job(FILE *f, const struct job *j)
+{
+	const struct sim_params *p = &R.o->p;
+	uint64_t tx = 0, rs = 0, rr = 0, rp = 0, rtt = 0, rtn = 0, bad = 0;
+	double comm = 0;
+	const char *err = "-";
+
+	for (unsigned r = 0; r < j->n; r++) {
+		const struct wk *w = &j->w[r];
+
+		tx += w->st.tx_packets;
+		rs += w->st.tx_resends;
+		rr += w->st.rx_results;
+		rp += w->st.rx_from_ps;
+		rtt += w->st.rtt_us_sum;
+		rtn += w->st.rtt_samples;
+		bad += w->bad;
+		if (w->comm > comm)
+			comm = w->comm;
+		if (w->rc && !strcmp(err, "-"))
+			err = w->err[0] ? w->err : esa_strerror(w->rc);
+	}
+	fprintf(f, "job %u %.6f %s %u %u %u %.4f %u %u %.6f %d %.6f %.6f %llu %llu "
+		"%llu %llu %.1f %llu \"%s\"\n", j->id, (double)j->s->arrival / T_S,
+		sim_models[j->s->model].name, j->n, j->s->iters, j->s->chunks,
+		(double)j->s->compute / T_MS, sim_prio_of(p->prio, j->s, 0),
+		j->window, j->failed || j->t_end <= 0 ? NAN : j->t_end - j->t_arr,
+		!j->failed && j->t_end > 0, j->t_region > 0 ? j->t_region - j->t_arr : 0,
+		comm, (unsigned long long)tx, (unsigned long long)rs,
+		(unsigned long long)rr, (unsigned long long)rp,
+		rtn ? (double)rtt / rtn : 0, (unsigned long long)bad, err);
+}
+
+static void write_ctr_row(FILE *f, const char *row, const struct esa_counters *c)
+{
+	fprintf(f, "ctr %s", row);
+	for (int k = 0; k < __ESA_C_MAX; k++)
+		fprintf(f, " %llu", (unsigned long long)c->c[k]);
+	fprintf(f, "\n");
+}
+
+/* The switch's counters: per job, then the total of every row. */
+static void write_counters(FILE *f)
+{
+	struct esa_counters tot;
+	char row[16];
+
+	fprintf(f, "# ctr ROW");
+	for (int c = 0; c < __ESA_C_MAX; c++)
+		fprintf(f, " %s", esa_counter_names[c]);
+	fprintf(f, "\n");
+	for (unsigned i = 0; i < R.wl.njobs; i++) {
+		snprintf(row, sizeof(row), "%u", R.job[i].id);
+		write_ctr_row(f, row, &R.job[i].ctr);
+	}
+	if (!esa_counters_sum(&R.sw, &tot))
+		write_ctr_row(f, "total", &tot);
+}
+
 static void write_run(FILE *f, double makespan, int ok)
 {
 	const struct sim_params *p = &R.o->p;
-	struct esa_counters tot;
-	struct cpu c1;
-	double tot_j;
 
 	fprintf(f, "# esa_jct run: esa_jct run --policy %s ", sim_policy_name(R.o->policy));
 	jct_sim_args(f, R.o);
@@ -651,34 +776,8 @@ static void write_run(FILE *f, double makespan, int ok)
 		p->pool, p->window, p->nvals, R.wl.njobs, R.nreg, R.regsize, makespan,
 		ok, R.o->hosts, R.o->sample_ms, (unsigned long long)R.nsamples,
 		(unsigned long long)R.sample_err);
-	cpu_read(&c1);
-	tot_j = c1.total > cpu0.total ? (double)(c1.total - cpu0.total) : 1;
-	/* others: busy time not softirq and not ours or esa-ps's, as a share
-	 * of the machine: other users of a shared machine */
-	{
-		double busy_s = (double)(c1.total - cpu0.total - (c1.idle - cpu0.idle) -
-					 (c1.softirq - cpu0.softirq)) / sysconf(_SC_CLK_TCK);
-		double others = (busy_s - (c1.self - cpu0.self) - (c1.ps - cpu0.ps)) /
-				(tot_j / sysconf(_SC_CLK_TCK));
-
-		fprintf(f, "cpu wall_s=%.3f ncpu=%ld user=%.3f sys=%.3f softirq=%.3f "
-			"idle=%.3f self_s=%.3f ps_s=%.3f others=%.3f\n", makespan,
-			sysconf(_SC_NPROCESSORS_ONLN), (c1.user - cpu0.user) / tot_j,
-			(c1.sys - cpu0.sys) / tot_j, (c1.softirq - cpu0.softirq) / tot_j,
-			(c1.idle - cpu0.idle) / tot_j, c1.self - cpu0.self, c1.ps - cpu0.ps,
-			others > 0 ? others : 0);
-	}
-	{
-		unsigned nw = 0, nx = 0;
-
-		for (unsigned i = 0; i < R.wl.njobs; i++)
-			for (unsigned r = 0; r < R.job[i].n; r++) {
-				nw++;
-				nx += R.job[i].w[r].st.io_xdp != 0;
-			}
-		fprintf(f, "io asked=%s workers=%u on_xdp=%u xdp_share=%u\n", R.o->io, nw, nx,
-			R.xdp_share);
-	}
+	write_cpu(f, makespan);
+	write_io(f);
 	fprintf(f, "util u_agg=%.6f u_held=%.6f u_occ=%.6f\n",
 		R.nsamples ? R.sum_busy / R.nsamples / p->pool : 0,
 		R.nsamples ? R.sum_held / R.nsamples / p->pool : 0,
@@ -686,85 +785,24 @@ static void write_run(FILE *f, double makespan, int ok)
 	fprintf(f, "# job id arrival_s model workers iters chunks compute_ms prio window "
 		"jct_s ok wait_region_s comm_max_s tx resends rx_results rx_from_ps "
 		"rtt_us bad error\n");
-	for (unsigned i = 0; i < R.wl.njobs; i++) {
-		struct job *j = &R.job[i];
-		uint64_t tx = 0, rs = 0, rr = 0, rp = 0, rtt = 0, rtn = 0, bad = 0;
-		double comm = 0;
-		const char *err = "-";
-
-		for (unsigned r = 0; r < j->n; r++) {
-			struct wk *w = &j->w[r];
-
-			tx += w->st.tx_packets;
-			rs += w->st.tx_resends;
-			rr += w->st.rx_results;
-			rp += w->st.rx_from_ps;
-			rtt += w->st.rtt_us_sum;
-			rtn += w->st.rtt_samples;
-			bad += w->bad;
-			if (w->comm > comm)
-				comm = w->comm;
-			if (w->rc && !strcmp(err, "-"))
-				err = w->err[0] ? w->err : esa_strerror(w->rc);
-		}
-		fprintf(f, "job %u %.6f %s %u %u %u %.4f %u %u %.6f %d %.6f %.6f %llu %llu "
-			"%llu %llu %.1f %llu \"%s\"\n", j->id, (double)j->s->arrival / T_S,
-			sim_models[j->s->model].name, j->n, j->s->iters, j->s->chunks,
-			(double)j->s->compute / T_MS, sim_prio_of(p->prio, j->s, 0),
-			j->window, j->failed || j->t_end <= 0 ? NAN : j->t_end - j->t_arr,
-			!j->failed && j->t_end > 0, j->t_region > 0 ? j->t_region - j->t_arr : 0,
-			comm, (unsigned long long)tx, (unsigned long long)rs,
-			(unsigned long long)rr, (unsigned long long)rp,
-			rtn ? (double)rtt / rtn : 0, (unsigned long long)bad, err);
-	}
-	/* The switch's counters: per job, then the total of every row. */
-	fprintf(f, "# ctr ROW");
-	for (int c = 0; c < __ESA_C_MAX; c++)
-		fprintf(f, " %s", esa_counter_names[c]);
-	fprintf(f, "\n");
-	for (unsigned i = 0; i < R.wl.njobs; i++) {
-		fprintf(f, "ctr %u", R.job[i].id);
-		for (int c = 0; c < __ESA_C_MAX; c++)
-			fprintf(f, " %llu", (unsigned long long)R.job[i].ctr.c[c]);
-		fprintf(f, "\n");
-	}
-	if (!esa_counters_sum(&R.sw, &tot)) {
-		fprintf(f, "ctr total");
-		for (int c = 0; c < __ESA_C_MAX; c++)
-			fprintf(f, " %llu", (unsigned long long)tot.c[c]);
-		fprintf(f, "\n");
-	}
+	for (unsigned i = 0; i < R.wl.njobs; i++)
+		write_job(f, &R.job[i]);
+	write_counters(f);
 	fprintf(f, "# ts t_s busy held occ\n");
 	for (size_t k = 0; k < R.nts; k++)
 		fprintf(f, "ts %.4f %u %u %u\n", R.ts_t[k], R.ts_busy[k], R.ts_held[k],
 			R.ts_occ[k]);
 }
 
-int jct_run(struct jct_opts *o)
+/* The loaded switch must be the one this run needs. */
+static int run_open_switch(const struct jct_opts *o)
 {
 	const struct sim_params *p = &o->p;
 	char err[ESA_ERR_LEN];
-	pthread_t sampler;
-	unsigned next = 0, done = 0;
-	double deadline;
-	int ok = 1;
-	FILE *f;
 
-	if (o->policy < 0 || !o->pin[0] || !o->prefix[0] || !o->out) {
-		fprintf(stderr, "esa_jct run: --policy, --pin, --prefix and --out are needed\n");
-		return 2;
-	}
-	memset(&R, 0, sizeof(R));
-	R.o = o;
-	pthread_mutex_init(&R.lock, NULL);
-	pthread_cond_init(&R.cond, NULL);
-	if (sim_workload_gen(p, &R.wl)) {
-		fprintf(stderr, "esa_jct: bad workload parameters\n");
-		return 2;
-	}
 	if (esa_open_pinned(&R.sw, o->pin, err, sizeof(err))) {
 		fprintf(stderr, "esa_jct: %s\n", err);
-		return 2;
+		return -1;
 	}
 	if (R.sw.cfg.policy != o->policy || R.sw.cfg.slots != p->pool ||
 	    R.sw.cfg.nvals != p->nvals || R.sw.cfg.max_jobs < R.wl.njobs) {
@@ -773,59 +811,169 @@ int jct_run(struct jct_opts *o)
 			esa_policy_names[R.sw.cfg.policy], R.sw.cfg.slots, R.sw.cfg.nvals,
 			R.sw.cfg.max_jobs, sim_policy_name(o->policy), p->pool, p->nvals,
 			R.wl.njobs);
-		return 2;
+		esa_close(&R.sw);
+		return -1;
 	}
 	if (fabs((double)R.sw.cfg.stale_ms - p->stale_ms) > 0.5)
 		fprintf(stderr, "esa_jct: warning: the switch ages after %u ms, the model "
 			"after %g ms\n", R.sw.cfg.stale_ms, p->stale_ms);
+	return 0;
+}
+
+/* Job i of the workload, its window as esa_sim's, its arrival from t0. */
+static void job_init(struct job *j, unsigned i)
+{
+	const struct jct_opts *o = R.o;
+	const struct sim_params *p = &o->p;
+	unsigned home = p->home < p->pool ? p->home : p->pool;
+
+	j->s = &R.wl.job[i];
+	j->id = i;	/* as esa_sim: the same slots for the same chunks */
+	j->n = j->s->nworkers;
+	j->window = p->window;
+	/* A switchml worker's window is at most its region (esa_sim adopts it
+	 * at the next iteration; libesa's is fixed). */
+	if (o->policy == ESA_POLICY_SWITCHML && R.regsize < j->window)
+		j->window = R.regsize;
+	/* ... and so is a home (esa_sim's job_window()) */
+	if (o->policy != ESA_POLICY_SWITCHML && p->home && home < j->window)
+		j->window = home;
+	j->region = -1;
+	j->t_arr = R.t0 + (double)j->s->arrival / T_S;
+	for (unsigned r = 0; r < j->n; r++) {
+		j->w[r].j = j;
+		j->w[r].rank = r;
+	}
+}
+
+/* The jobs, and switchml's regions and queue of jobs waiting for one. */
+static int run_init_jobs(const struct jct_opts *o)
+{
 	R.job = calloc(R.wl.njobs, sizeof(*R.job));
 	if (!R.job)
-		return 2;
+		return -ENOMEM;
 	if (o->policy == ESA_POLICY_SWITCHML) {
-		jct_regions(p, &R.wl, &R.nreg, &R.regsize);
+		jct_regions(&o->p, &R.wl, &R.nreg, &R.regsize);
 		R.reg_owner = calloc(R.nreg, sizeof(*R.reg_owner));
 		R.waitq = calloc(R.wl.njobs, sizeof(*R.waitq));
 		if (!R.reg_owner || !R.waitq)
-			return 2;
+			return -ENOMEM;
 	}
 	R.t0 = now_s() + o->lead_ms / 1e3;
-	for (unsigned i = 0; i < R.wl.njobs; i++) {
+	for (unsigned i = 0; i < R.wl.njobs; i++)
+		job_init(&R.job[i], i);
+	R.xdp_share = host_workers_max();
+	return 0;
+}
+
+/* A failed or overlong run: the jobs still to come never start, and
+ * workers waiting for a registration give up.  Under R.lock. */
+static void sched_abort(unsigned next, unsigned *done)
+{
+	for (unsigned i = next; i < R.wl.njobs; i++) {
 		struct job *j = &R.job[i];
 
-		j->s = &R.wl.job[i];
-		j->id = i;	/* as esa_sim: the same slots for the same chunks */
-		j->n = j->s->nworkers;
-		j->window = p->window;
-		/* A switchml worker's window is at most its region (esa_sim
-		 * adopts it at the next iteration; libesa's is fixed). */
-		if (o->policy == ESA_POLICY_SWITCHML && R.regsize < j->window)
-			j->window = R.regsize;
-		/* ... and so is a home (esa_sim's job_window()) */
-		if (o->policy != ESA_POLICY_SWITCHML && p->home &&
-		    (p->home < p->pool ? p->home : p->pool) < j->window)
-			j->window = p->home < p->pool ? p->home : p->pool;
-		j->region = -1;
-		j->t_arr = R.t0 + (double)j->s->arrival / T_S;
-		for (unsigned r = 0; r < j->n; r++) {
-			j->w[r].j = j;
-			j->w[r].rank = r;
+		if (j->state == J_PENDING) {
+			j->state = J_DELETED;
+			j->failed = 1;
+			(*done)++;
+		} else if (j->state == J_STARTED) {
+			j->state = J_REGISTERED;
+			j->failed = 1;
 		}
 	}
-	R.xdp_share = host_workers_max();
-	atomic_store(&R.sampling, 1);
-	pthread_create(&sampler, NULL, sampler_main, NULL);
-	deadline = R.t0 + o->max_run_s;
+	pthread_cond_broadcast(&R.cond);
+}
 
-	/*
-	 * The schedule: a job's worker threads start 50 ms before its arrival
-	 * (they open their sockets, then wait); at its arrival the job is
-	 * registered and its workers start computing.  Finished jobs are
-	 * deleted at once.
-	 */
+/* Start the workers of the jobs due in 50 ms, register those due now;
+ * *wake: when the next of them is due.  Under R.lock. */
+static void sched_start(unsigned next, double now, double *wake)
+{
+	for (unsigned i = next; i < R.wl.njobs; i++) {
+		struct job *j = &R.job[i];
+
+		if (j->state == J_PENDING && now >= j->t_arr - 0.05) {
+			j->state = J_STARTED;
+			j->running = j->n;
+			for (unsigned r = 0; r < j->n; r++)
+				pthread_create(&j->w[r].th, NULL, worker_main, &j->w[r]);
+		}
+		if (j->state == J_STARTED && now >= j->t_arr) {
+			if (i == 0)
+				cpu_read(&cpu0);
+			if (job_register(j)) {
+				atomic_store(&R.abort, 1);
+				j->failed = 1;
+			}
+			j->t_reg = now;
+			j->state = J_REGISTERED;
+			pthread_cond_broadcast(&R.cond);
+		}
+		if (j->state == J_PENDING) {
+			*wake = fmin(*wake, j->t_arr - 0.05);
+			break;
+		}
+		if (j->state == J_STARTED)
+			*wake = fmin(*wake, j->t_arr);
+	}
+}
+
+/* Delete the jobs whose workers have all finished.  Under R.lock. */
+static void sched_retire(unsigned next, unsigned *done)
+{
+	for (unsigned i = 0; i < next; i++) {
+		struct job *j = &R.job[i];
+
+		if (j->state != J_REGISTERED || j->running)
+			continue;
+		j->state = J_DONE;
+		for (unsigned r = 0; r < j->n; r++)
+			pthread_join(j->w[r].th, NULL);
+		job_retire(j, now_s());
+		for (unsigned r = 0; r < j->n; r++) {
+			if (j->w[r].ew)
+				esa_worker_close(j->w[r].ew);
+			j->w[r].ew = NULL;
+		}
+		(*done)++;
+	}
+}
+
+/* Wait on R.cond until wake (monotonic), between 0.5 and 100 ms.  Condition
+ * variables use CLOCK_REALTIME: the wait is relative. */
+static void sched_wait(double wake)
+{
+	double d = wake - now_s();
+	struct timespec rt, ts;
+
+	if (d < 0.0005)
+		d = 0.0005;
+	if (d > 0.1)
+		d = 0.1;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	ts.tv_sec = rt.tv_sec + (time_t)d;
+	ts.tv_nsec = rt.tv_nsec + (long)((d - (time_t)d) * 1e9);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&R.cond, &R.lock, &ts);
+}
+
+/*
+ * The schedule: a job's worker threads start 50 ms before its arrival
+ * (they open their sockets, then wait); at its arrival the job is
+ * registered and its workers start computing.  Finished jobs are deleted
+ * at once.
+ */
+static void run_schedule(const struct jct_opts *o)
+{
+	double deadline = R.t0 + o->max_run_s;
+	unsigned next = 0, done = 0;
+
 	pthread_mutex_lock(&R.lock);
 	while (done < R.wl.njobs) {
 		double now = now_s(), wake = deadline;
-		struct timespec ts;
 
 		if (now > deadline && !atomic_load(&R.abort)) {
 			fprintf(stderr, "esa_jct: run longer than %g s: giving up\n", o->max_run_s);
@@ -833,96 +981,26 @@ int jct_run(struct jct_opts *o)
 			pthread_cond_broadcast(&R.cond);
 			deadline = now + 60;	/* workers see the abort within 200 ms */
 		}
-		if (atomic_load(&R.abort)) {
-			/* A failed or overlong run: the jobs still to come never
-			 * start, and workers waiting for a registration give up. */
-			for (unsigned i = next; i < R.wl.njobs; i++) {
-				struct job *j = &R.job[i];
-
-				if (j->state == J_PENDING) {
-					j->state = J_DELETED;
-					j->failed = 1;
-					done++;
-				} else if (j->state == J_STARTED) {
-					j->state = J_REGISTERED;
-					j->failed = 1;
-				}
-			}
-			pthread_cond_broadcast(&R.cond);
-		}
-		for (unsigned i = next; i < R.wl.njobs; i++) {
-			struct job *j = &R.job[i];
-
-			if (j->state == J_PENDING && now >= j->t_arr - 0.05) {
-				j->state = J_STARTED;
-				j->running = j->n;
-				for (unsigned r = 0; r < j->n; r++)
-					pthread_create(&j->w[r].th, NULL, worker_main, &j->w[r]);
-			}
-			if (j->state == J_STARTED && now >= j->t_arr) {
-				if (i == 0)
-					cpu_read(&cpu0);
-				if (job_register(j)) {
-					atomic_store(&R.abort, 1);
-					j->failed = 1;
-				}
-				j->t_reg = now;
-				j->state = J_REGISTERED;
-				pthread_cond_broadcast(&R.cond);
-			}
-			if (j->state == J_PENDING) {
-				wake = fmin(wake, j->t_arr - 0.05);
-				break;
-			}
-			if (j->state == J_STARTED)
-				wake = fmin(wake, j->t_arr);
-		}
+		if (atomic_load(&R.abort))
+			sched_abort(next, &done);
+		sched_start(next, now, &wake);
 		while (next < R.wl.njobs && R.job[next].state >= J_REGISTERED)
 			next++;
-		for (unsigned i = 0; i < next; i++) {
-			struct job *j = &R.job[i];
-
-			if (j->state == J_REGISTERED && !j->running) {
-				j->state = J_DONE;
-				for (unsigned r = 0; r < j->n; r++)
-					pthread_join(j->w[r].th, NULL);
-				job_retire(j, now_s());
-				for (unsigned r = 0; r < j->n; r++) {
-					if (j->w[r].ew)
-						esa_worker_close(j->w[r].ew);
-					j->w[r].ew = NULL;
-				}
-				done++;
-			}
-		}
+		sched_retire(next, &done);
 		if (done == R.wl.njobs)
 			break;
-		ts.tv_sec = 0;
-		/* condition variables use CLOCK_REALTIME: wait relative */
-		{
-			double d = wake - now_s();
-			struct timespec rt;
-
-			if (d < 0.0005)
-				d = 0.0005;
-			if (d > 0.1)
-				d = 0.1;
-			clock_gettime(CLOCK_REALTIME, &rt);
-			ts.tv_sec = rt.tv_sec + (time_t)d;
-			ts.tv_nsec = rt.tv_nsec + (long)((d - (time_t)d) * 1e9);
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
-		}
-		pthread_cond_timedwait(&R.cond, &R.lock, &ts);
+		sched_wait(wake);
 	}
 	pthread_mutex_unlock(&R.lock);
-	atomic_store(&R.sampling, 0);
-	pthread_join(sampler, NULL);
+}
 
-	double last = R.t0;
+/* Whether every job finished; the failed ones' errors said.  *last: when
+ * the last one ended. */
+static int run_check(const struct jct_opts *o, double *last)
+{
+	int ok = 1;
 
+	*last = R.t0;
 	for (unsigned i = 0; i < R.wl.njobs; i++) {
 		struct job *j = &R.job[i];
 
@@ -935,19 +1013,55 @@ int jct_run(struct jct_opts *o)
 						j->w[r].err[0] ? j->w[r].err :
 						esa_strerror(j->w[r].rc));
 		}
-		if (j->t_end > last)
-			last = j->t_end;
+		if (j->t_end > *last)
+			*last = j->t_end;
 	}
+	return ok;
+}
+
+int jct_run(struct jct_opts *o)
+{
+	pthread_t sampler;
+	double last;
+	int ok, rc = 2;
+	FILE *f;
+
+	if (o->policy < 0 || !o->pin[0] || !o->prefix[0] || !o->out) {
+		fprintf(stderr, "esa_jct run: --policy, --pin, --prefix and --out are needed\n");
+		return 2;
+	}
+	memset(&R, 0, sizeof(R));
+	R.o = o;
+	pthread_mutex_init(&R.lock, NULL);
+	pthread_cond_init(&R.cond, NULL);
+	if (sim_workload_gen(&o->p, &R.wl)) {
+		fprintf(stderr, "esa_jct: bad workload parameters\n");
+		return 2;
+	}
+	if (run_open_switch(o))
+		goto out_wl;
+	if (run_init_jobs(o))
+		goto out_sw;
+	atomic_store(&R.sampling, 1);
+	pthread_create(&sampler, NULL, sampler_main, NULL);
+	run_schedule(o);
+	atomic_store(&R.sampling, 0);
+	pthread_join(sampler, NULL);
+
+	ok = run_check(o, &last);
 	f = fopen(o->out, "w");
 	if (!f) {
 		fprintf(stderr, "esa_jct: %s: %s\n", o->out, strerror(errno));
-		return 2;
+		goto out_sw;
 	}
 	write_run(f, last - R.t0, ok);
 	fclose(f);
+	rc = ok ? 0 : 1;
+out_sw:
 	esa_close(&R.sw);
+out_wl:
 	sim_workload_free(&R.wl);
-	return ok ? 0 : 1;
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */
