@@ -268,9 +268,10 @@ static void worker_config(const struct wk *w, esa_config *c)
 	/* the simulator's priorities (sim_prio_of()): static or flat as a
 	 * fixed priority; las and srsf through esa_prio.h with the
 	 * simulator's steps, libesa counting the job's chunks as the
-	 * simulator's seq does (srsf: out of the job's total) */
-	esa_config_set(c, "priority", p->prio == SIM_PRIO_LAS ? "las" :
-		       p->prio == SIM_PRIO_SRSF ? "srsf" : "static");
+	 * simulator's seq does (srsf: out of the job's total); one enum,
+	 * esa_prio.h's, and one name table, esa_names.h's */
+	esa_config_set(c, "priority",
+		       esa_prio_name(p->prio == ESA_PRIO_FLAT ? ESA_PRIO_STATIC : p->prio));
 	esa_config_set_int(c, "prio", top_prio(p, j->s));
 	esa_config_set_int(c, "prio_max", top_prio(p, j->s));
 	esa_config_set_int(c, "total_chunks", (long long)j->s->chunks * j->s->iters);

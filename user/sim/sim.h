@@ -25,15 +25,6 @@ typedef uint64_t stime_t;
 #define T_MS	1000000000ULL
 #define T_S	1000000000000ULL
 
-/*
- * The priority policies are libesa's (enum esa_prio_policy, esa_prio.h;
- * names in esa_names.h).  The old names, until their last user
- * (user/bench/esa_jct.c's worker settings) takes esa_prio_name().
- */
-#define SIM_PRIO_STATIC	ESA_PRIO_STATIC
-#define SIM_PRIO_LAS	ESA_PRIO_LAS
-#define SIM_PRIO_SRSF	ESA_PRIO_SRSF
-#define SIM_PRIO_FLAT	ESA_PRIO_FLAT
 /* las and srsf levels (esa_prio.h): 16 per doubling of 64 chunks, 255 down */
 #define SIM_PRIO_QUANTUM	64
 #define SIM_PRIO_STEPS		16
