@@ -194,13 +194,32 @@ topo_bg() {
 	TOPO_PIDS="$TOPO_PIDS $!"
 }
 
+# topo_stop PID [LOG]: SIGTERM, and SIGKILL if PID still runs 10 s later
+# (its kernel stack appended to LOG first): a process stuck in the kernel
+# (opening AF_XDP once hung on a shared machine) must not hold a run up.
+topo_stop() {
+	local t
+	kill -TERM "$1" 2>/dev/null || { wait "$1" 2>/dev/null; return 0; }
+	for t in $(seq 100); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$1" 2>/dev/null; then
+		{ echo "pid $1 ($(cat /proc/$1/comm)) did not end 10 s after SIGTERM, in:"
+		  cat /proc/$1/stack; } >> "${2:-/dev/stderr}" 2>&1
+		kill -KILL "$1" 2>/dev/null
+	fi
+	wait "$1" 2>/dev/null
+	return 0
+}
+
 topo_cleanup() {
 	local p i
 	for p in $TOPO_PIDS; do
 		kill "$p" 2>/dev/null
 	done
 	for p in $TOPO_PIDS; do
-		wait "$p" 2>/dev/null
+		topo_stop "$p"
 	done
 	TOPO_PIDS=""
 	[ -n "${SW:-}" ] && [ -e /run/netns/$SW ] && topo_unload

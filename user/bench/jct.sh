@@ -169,6 +169,33 @@ say "testbed: a switch, $JCT_HOSTS worker hosts and a PS host${RATE:+, every lin
 # one_run POLICY SEED REP DIR LABEL ARGS...: one run on a fresh switch and
 # PS; a run during which other processes took more than JCT_MAX_OTHERS % of
 # the machine is repeated (at most JCT_RETRIES more times): it measured them.
+# start_ps DIR OUT: esa-ps for every job of DIR/ps-jobs.conf, its counters
+# in OUT; its pid in pspid.  One silent for 20 s is killed, its kernel stack
+# logged in DIR/ps-hung.txt, and started again (twice at most).
+start_ps() {
+	local try t
+	for try in 1 2 3; do
+		ip netns exec $P-h250 $B/esa-ps -j -s 10.255.0.1 --io $IO --ifname eth0 \
+			-c "$1/ps-jobs.conf" >"$2" 2>"$1/ps.err" &
+		pspid=$!
+		TOPO_PIDS="$TOPO_PIDS $pspid"
+		for t in $(seq 200); do
+			grep -qs serving "$1/ps.err" && return 0
+			kill -0 $pspid 2>/dev/null || break
+			sleep 0.1
+		done
+		cat "$1/ps.err" >&2
+		echo "jct: esa-ps did not start (try $try of 3)" >&2
+		if kill -0 $pspid 2>/dev/null; then
+			{ echo "try $try: silent for 20 s, in"; cat /proc/$pspid/stack; } \
+				>>"$1/ps-hung.txt" 2>&1
+			kill -KILL $pspid
+		fi
+		wait $pspid 2>/dev/null
+	done
+	return 1
+}
+
 one_run() {
 	local try others
 	for ((try = 0; ; try++)); do
@@ -201,13 +228,7 @@ one_try() {
 		[ $t = 3 ] && die "cannot load the switch ($pol)"
 		sleep 1
 	done
-	ip netns exec $P-h250 $B/esa-ps -j -s 10.255.0.1 --io $IO --ifname eth0 \
-		-c "$dir/ps-jobs.conf" \
-		>"$dir/ps-$pol-s$seed-r$rep.json" 2>"$dir/ps.err" &
-	pspid=$!
-	TOPO_PIDS="$TOPO_PIDS $pspid"
-	for t in $(seq 200); do grep -q serving "$dir/ps.err" && break; sleep 0.1; done
-	grep -q serving "$dir/ps.err" || { cat "$dir/ps.err" >&2; die "esa-ps did not start"; }
+	start_ps "$dir" "$dir/ps-$pol-s$seed-r$rep.json" || die "esa-ps did not start in 3 tries"
 	t0=$(date +%s.%N)
 	# in the switch's namespace: registration resolves the workers' ports
 	nsenter --net=/run/netns/$SW $B/esa_jct run "$@" --seed "$seed" \
@@ -215,8 +236,7 @@ one_try() {
 		--pin "$PIN" --prefix "$P" --ps-pid $pspid --out "$run"
 	r=$?
 	t1=$(date +%s.%N)
-	kill -TERM $pspid 2>/dev/null
-	wait $pspid 2>/dev/null
+	topo_stop $pspid "$dir/ps-hung.txt"
 	topo_unload
 	if [ $r != 0 ]; then
 		echo "jct: $label (seed $seed, rep $rep, $pol) FAILED" >&2
