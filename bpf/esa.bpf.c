@@ -43,18 +43,12 @@ const volatile struct esa_cfg esa_cfg = {
 	.policy		= ESA_POLICY_ESA,
 };
 
-/* What the data path needs to know about the packet's job. */
-struct esa_jinfo {
-	__u32	gen;
-	__u32	reg;
-	__u32	region_base;
-	__u32	region_size;
-	__u32	nworkers;	/* the job's ranks */
-	__u32	resv;
-	__u64	mask;		/* the ranks this box sums; 0: all */
-	__u64	rset;		/* the packet's member's ranks; 0: 1 << rank */
-	struct esa_addr up;	/* a leaf's spine; ip 0: this box is the top */
-};
+/*
+ * What the data path needs to know about the packet's job: the UAPI's
+ * struct esa_kf_jinfo, which bpf_esa_admit() fills in kfunc mode and the
+ * map mode fills from esa_jobs (bpf/esa_jobs.bpf.h).
+ */
+#define esa_jinfo esa_kf_jinfo
 
 #include "esa_maps.bpf.h"
 #ifdef ESA_KFUNC

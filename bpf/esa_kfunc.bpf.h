@@ -27,13 +27,7 @@
 #ifndef _ESA_KFUNC_BPF_H
 #define _ESA_KFUNC_BPF_H
 
-extern int bpf_esa_bind(struct xdp_md *ctx, struct esa_kf_bind *b) __ksym;
-extern int bpf_esa_admit(struct xdp_md *ctx, __u64 key, __be32 saddr,
-			 __be64 bitmap, struct esa_kf_jinfo *ji) __ksym;
-extern int bpf_esa_owner_alive(struct xdp_md *ctx, __u32 job,
-			       __u32 gen) __ksym;
-extern int bpf_esa_job(struct xdp_md *ctx, __u32 job,
-		       struct esa_kf_job *out) __ksym;
+#include "esa_kfuncs.h"
 
 /* The namespace the slots serve, 0 until the first packet. */
 struct {
@@ -51,26 +45,6 @@ static __always_inline int esa_kf_bind(struct xdp_md *ctx)
 
 	return b ? bpf_esa_bind(ctx, b) : -1;
 }
-
-/* bpf_esa_admit() fills struct esa_jinfo as the UAPI's esa_kf_jinfo. */
-_Static_assert(sizeof(struct esa_jinfo) == sizeof(struct esa_kf_jinfo) &&
-	       __builtin_offsetof(struct esa_jinfo, gen) ==
-	       __builtin_offsetof(struct esa_kf_jinfo, gen) &&
-	       __builtin_offsetof(struct esa_jinfo, reg) ==
-	       __builtin_offsetof(struct esa_kf_jinfo, reg) &&
-	       __builtin_offsetof(struct esa_jinfo, region_base) ==
-	       __builtin_offsetof(struct esa_kf_jinfo, region_base) &&
-	       __builtin_offsetof(struct esa_jinfo, region_size) ==
-	       __builtin_offsetof(struct esa_kf_jinfo, region_size) &&
-	       __builtin_offsetof(struct esa_jinfo, nworkers) ==
-	       __builtin_offsetof(struct esa_kf_jinfo, nworkers) &&
-	       __builtin_offsetof(struct esa_jinfo, mask) ==
-	       __builtin_offsetof(struct esa_kf_jinfo, mask) &&
-	       __builtin_offsetof(struct esa_jinfo, rset) ==
-	       __builtin_offsetof(struct esa_kf_jinfo, rset) &&
-	       __builtin_offsetof(struct esa_jinfo, up) ==
-	       __builtin_offsetof(struct esa_kf_jinfo, up),
-	       "struct esa_jinfo must have the layout of struct esa_kf_jinfo");
 
 /*
  * Admit the data packet in ctx: check it against its job's registration,

@@ -64,7 +64,7 @@ kmod-clean:
 		.module-common.o
 
 # The data plane reading jobs through esa.ko.
-$(OUTPUT)/esa_kfunc.bpf.o: bpf/esa.bpf.c bpf/esa_kfunc.bpf.h $(HDRS) | $(OUTPUT)
+$(OUTPUT)/esa_kfunc.bpf.o: bpf/esa.bpf.c bpf/esa_kfunc.bpf.h bpf/esa_kfuncs.h $(HDRS) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DESA_KFUNC -c $< -o $@
 
@@ -74,9 +74,9 @@ $(VM_BIN):
 # The kfuncs called directly, and programs that pass them what they must
 # not get (selftests/kmod/esa_kf_probe.bpf.c).
 $(OUTPUT)/esa_kf_probe.bpf.o: selftests/kmod/esa_kf_probe.bpf.c selftests/kmod/esa_kf_probe.h \
-		$(HDRS) | $(OUTPUT)
+		bpf/esa_kfuncs.h $(HDRS) | $(OUTPUT)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -Iselftests/kmod -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Iselftests/kmod -Ibpf -c $< -o $@
 
 # Static: the VM's initramfs has no libraries.  (The Makefile defines
 # $(KSFT) after including this file, hence the harness's path.)

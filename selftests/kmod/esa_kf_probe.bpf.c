@@ -20,13 +20,7 @@
 #include <linux/esa.h>
 #include "esa_kf_probe.h"
 
-extern int bpf_esa_bind(struct xdp_md *ctx, struct esa_kf_bind *b) __ksym;
-extern int bpf_esa_admit(struct xdp_md *ctx, __u64 key, __be32 saddr,
-			 __be64 bitmap, struct esa_kf_jinfo *ji) __ksym;
-extern int bpf_esa_owner_alive(struct xdp_md *ctx, __u32 job,
-			       __u32 gen) __ksym;
-extern int bpf_esa_job(struct xdp_md *ctx, __u32 job,
-		       struct esa_kf_job *out) __ksym;
+#include "esa_kfuncs.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
