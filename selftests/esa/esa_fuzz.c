@@ -34,20 +34,6 @@ static int policy;
 static const char *object;
 static int kfunc;	/* object calls esa.ko's kfuncs */
 
-static __u64 rnd_state;
-static __u32 rnd(void)
-{
-	/* xorshift64*: reproducible from the seed printed on failure. */
-	rnd_state ^= rnd_state >> 12;
-	rnd_state ^= rnd_state << 25;
-	rnd_state ^= rnd_state >> 27;
-	return (rnd_state * 2685821657736338717ULL) >> 32;
-}
-
-static __u32 rnd_below(__u32 n)
-{
-	return n ? rnd() % n : 0;
-}
 
 static struct pm_job jobs[NJOBS] = {
 	{ .id = 1, .w = 2, .max_prio = 3, .ps = T_PS_A },
@@ -63,9 +49,9 @@ static struct pm pm;
 static void send_bad(struct __test_metadata *_metadata, struct esa *e,
 		     struct t_net *n, struct pm_stats *st)
 {
-	int j = rnd_below(NJOBS), r = rnd_below(jobs[j].w), kind = rnd_below(24);
+	int j = t_rnd_below(NJOBS), r = t_rnd_below(jobs[j].w), kind = t_rnd_below(24);
 	int port = n->sw0;
-	__u32 s = rnd_below(jobs[j].nchunks);
+	__u32 s = t_rnd_below(jobs[j].nchunks);
 	__s32 v[MAXV];
 	__u8 buf[2048];
 	struct t_pkt p;
@@ -73,30 +59,30 @@ static void send_bad(struct __test_metadata *_metadata, struct esa *e,
 	int len;
 
 	for (int i = 0; i < nvals; i++)
-		v[i] = rnd();
+		v[i] = t_rnd();
 	p = t_data(n, jobs[j].id, r, s, pm_prio(&pm, j, s), v, nvals);
 	switch (kind) {
-	case 0: p.version = ESA_VERSION + 1 + rnd_below(254 - ESA_VERSION); break;
-	case 1: p.job = 7 + rnd_below(9); p.sport = T_WORKER_PORT + p.job; break;
-	case 2: p.job = 16 + rnd_below(65520); break;
-	case 3: p.rank = jobs[j].w + rnd_below(60); p.bitmap = 1ULL << (p.rank & 63);
+	case 0: p.version = ESA_VERSION + 1 + t_rnd_below(254 - ESA_VERSION); break;
+	case 1: p.job = 7 + t_rnd_below(9); p.sport = T_WORKER_PORT + p.job; break;
+	case 2: p.job = 16 + t_rnd_below(65520); break;
+	case 3: p.rank = jobs[j].w + t_rnd_below(60); p.bitmap = 1ULL << (p.rank & 63);
 		p.saddr = t_worker_ip(p.rank); break;
 	case 4: if (jobs[j].max_prio == 255)
 			return;
-		p.prio = jobs[j].max_prio + 1 + rnd_below(255 - jobs[j].max_prio); break;
-	case 5: p.saddr = t_worker_ip((r + 1 + rnd_below(jobs[j].w - 1)) % jobs[j].w);
+		p.prio = jobs[j].max_prio + 1 + t_rnd_below(255 - jobs[j].max_prio); break;
+	case 5: p.saddr = t_worker_ip((r + 1 + t_rnd_below(jobs[j].w - 1)) % jobs[j].w);
 		if (jobs[j].w < 2)
 			p.saddr = t_ip("10.0.0.99");
 		break;
-	case 6: p.sport ^= 1 + rnd_below(1000); break;
-	case 7: p.saddr = htonl(0xc0a80000 | rnd_below(65536)); break;
-	case 8: p.count = (nvals + 8 * (1 + rnd_below(10))) & 0xffff; break;
-	case 9: p.bitmap ^= 1ULL << rnd_below(64); break;
-	case 10: p.flags = (1 << (1 + rnd_below(7))) | (rnd() & 1); break;
-	case 11: p.resv = 1 + rnd_below(255); break;
-	case 12: p.reason = 1 + rnd_below(255); break;
-	case 13: p.type = ESA_T_RESULT + rnd_below(4); break;
-	case 14: p.type = 6 + rnd_below(250); break;
+	case 6: p.sport ^= 1 + t_rnd_below(1000); break;
+	case 7: p.saddr = htonl(0xc0a80000 | t_rnd_below(65536)); break;
+	case 8: p.count = (nvals + 8 * (1 + t_rnd_below(10))) & 0xffff; break;
+	case 9: p.bitmap ^= 1ULL << t_rnd_below(64); break;
+	case 10: p.flags = (1 << (1 + t_rnd_below(7))) | (t_rnd() & 1); break;
+	case 11: p.resv = 1 + t_rnd_below(255); break;
+	case 12: p.reason = 1 + t_rnd_below(255); break;
+	case 13: p.type = ESA_T_RESULT + t_rnd_below(4); break;
+	case 14: p.type = 6 + t_rnd_below(250); break;
 	case 15: case 16: break;	/* truncated below */
 	case 17: port = n->sw1; break;	/* the rank, from another port */
 	case 18: p.smac[5] ^= 0x80; break;	/* ... from another MAC */
@@ -110,17 +96,17 @@ static void send_bad(struct __test_metadata *_metadata, struct esa *e,
 		}
 		if (policy != ESA_POLICY_ATP)
 			break;
-		if (kind == 19 && rnd_below(2)) {	/* or with a reason */
+		if (kind == 19 && t_rnd_below(2)) {	/* or with a reason */
 			p.saddr = t_ip(jobs[j].ps);
 			p.sport = T_PS_PORT;
-			p.reason = 1 + rnd_below(255);
+			p.reason = 1 + t_rnd_below(255);
 			port = n->sw1;
 		}
 		break;
 	default: {			/* random bytes as the payload */
 		len = t_build(&p, buf);
 		for (int i = T_HDRS; i < len; i++)
-			buf[i] = rnd();
+			buf[i] = t_rnd();
 		/* keep it from being a valid packet by accident */
 		((struct esa_hdr *)(buf + T_HDRS))->version = 0;
 		goto run;
@@ -128,9 +114,9 @@ static void send_bad(struct __test_metadata *_metadata, struct esa *e,
 	}
 	len = t_build(&p, buf);
 	if (kind == 15)
-		len = T_HDRS + rnd_below(ESA_HDR_LEN);
+		len = T_HDRS + t_rnd_below(ESA_HDR_LEN);
 	if (kind == 16)
-		len -= 1 + rnd_below(4 * nvals);
+		len -= 1 + t_rnd_below(4 * nvals);
 run:
 	ASSERT_EQ(0, t_run(e->prog_fd, buf, len, port, NULL, 0, &res));
 	st->bad++;
@@ -148,19 +134,19 @@ static void send_other(struct __test_metadata *_metadata, struct esa *e,
 	__u8 buf[2048];
 	struct t_pkt p;
 	struct t_run res;
-	int len, kind = rnd_below(4);
+	int len, kind = t_rnd_below(4);
 
 	p = t_data(n, jobs[0].id, 0, 0, 0, NULL, nvals);
 	len = t_build(&p, buf);
 	switch (kind) {
-	case 0: buf[T_HDRS - 6] ^= 1 + rnd_below(255); break;	/* other port */
-	case 1: buf[sizeof(struct ethhdr) + 9] = rnd_below(17); break;	/* not UDP */
-	case 2: buf[12] = rnd(); buf[13] = rnd();		/* other ethertype */
+	case 0: buf[T_HDRS - 6] ^= 1 + t_rnd_below(255); break;	/* other port */
+	case 1: buf[sizeof(struct ethhdr) + 9] = t_rnd_below(17); break;	/* not UDP */
+	case 2: buf[12] = t_rnd(); buf[13] = t_rnd();		/* other ethertype */
 		if (buf[12] == 0x08 && buf[13] == 0x00)
 			buf[13] = 0x06;
 		break;
 	case 3: for (int i = 0; i < len; i++)		/* noise */
-			buf[i] = rnd();
+			buf[i] = t_rnd();
 		buf[12] = 0x86;
 		buf[13] = 0xdd;
 		break;
@@ -244,14 +230,14 @@ static int fuzz_send_valid(struct __test_metadata *_metadata, struct esa *e,
 
 	while (jb->oldest < jb->nchunks && pm.chunks[j][jb->oldest].done)
 		jb->oldest++;
-	r = rnd_below(jb->w);
+	r = t_rnd_below(jb->w);
 	cur = jb->cur[r];
 	if (dice < 47 && cur > 0) {
 		/* the network duplicated a recent packet */
-		s = cur - 1 - rnd_below(cur < WINDOW ? cur : WINDOW);
+		s = cur - 1 - t_rnd_below(cur < WINDOW ? cur : WINDOW);
 		st->dups++;
 		ASSERT_EQ(0, pm_send(&pm, e, net, j, r, s, false));
-	} else if (dice == 47 && jb->oldest < cur && !rnd_below(4)) {
+	} else if (dice == 47 && jb->oldest < cur && !t_rnd_below(4)) {
 		/* a worker timed out on its oldest chunk */
 		st->resends++;
 		ASSERT_EQ(0, pm_send(&pm, e, net, j, r, jb->oldest, true));
@@ -275,8 +261,8 @@ static void fuzz_main_phase(struct __test_metadata *_metadata, struct esa *e,
 	__u32 total = 0;
 
 	while (total < npackets) {
-		__u32 dice = rnd_below(100);
-		int j = rnd_below(NJOBS);
+		__u32 dice = t_rnd_below(100);
+		int j = t_rnd_below(NJOBS);
 
 		total++;
 		if (ft->pauses && total % (npackets / (ft->pauses + 1)) == 0)
@@ -368,7 +354,7 @@ static void fuzz_timed(struct __test_metadata *_metadata, int pol, __u32 slots,
 	struct esa e;
 
 	policy = pol;
-	rnd_state = seed * 0x9e3779b97f4a7c15ULL | 1;
+	t_rnd_seed(seed);
 	TH_LOG("seed %llu, %u packets, %d values, %u slots, policy %s, stale %u ms, lease %u ms, jobs in %s",
 	       (unsigned long long)seed, npackets, nvals, slots,
 	       esa_policy_names[policy], ft->stale_ms, ft->lease_ms,

@@ -1459,20 +1459,6 @@ static struct esa_job leaf_job(void)
 	return j;
 }
 
-static struct esa_job spine_job(void)
-{
-	struct esa_job j = {
-		.nworkers = 4, .max_prio = 7,
-		.ps = { .ip = t_ip(T_PS_A), .port = htons(T_PS_PORT) },
-	};
-
-	j.rank[0] = (struct esa_addr){ t_worker_ip(0), htons(ESA_DEFAULT_PORT) };
-	j.set[0] = 0x3;
-	j.rank[2] = (struct esa_addr){ t_worker_ip(2), htons(ESA_DEFAULT_PORT) };
-	j.set[2] = 0xc;
-	return j;
-}
-
 /* The DATA a leaf (at worker `rank`'s address) sends its spine. */
 static struct t_pkt leaf_data(FIXTURE_DATA(esa) *self, int rank, __u32 seq,
 			      __u8 prio, __u64 set, const __s32 *vals)
@@ -1648,7 +1634,7 @@ TEST_F(esa, leaf_sends_the_spines_result_to_its_ranks)
  */
 TEST_F(esa, spine_sums_whole_leaves)
 {
-	struct esa_job j = spine_job();
+	struct esa_job j = t_spine_job(7);
 	__s32 lx[NV], ly[NV], vals[NV];
 	struct t_run r, w;
 	struct t_pkt p, got;
@@ -1708,7 +1694,7 @@ TEST_F(esa, spine_checks_each_leaf)
 		{ "a rank under a leaf", 1, 1, ESA_F_LEAF, ESA_C_DROP_RANK, 0x2 },
 		{ "another's address", 0, 1, ESA_F_LEAF, ESA_C_DROP_SPOOF, 0x3 },
 	};
-	struct esa_job j = spine_job();
+	struct esa_job j = t_spine_job(7);
 	struct t_run r;
 
 	LOAD(ESA_POLICY_ESA, 64, 0);
@@ -1736,7 +1722,7 @@ TEST_F(esa, spine_checks_each_leaf)
  */
 TEST_F(esa, spine_sends_unsummed_leaf_sums_to_the_ps)
 {
-	struct esa_job j = spine_job();
+	struct esa_job j = t_spine_job(7);
 	__s32 lx[NV], ly[NV];
 	__u8 want[2048];
 	struct t_run r;
@@ -1778,7 +1764,7 @@ TEST_F(esa, spine_sends_unsummed_leaf_sums_to_the_ps)
  */
 TEST_F(esa, atp_holds_at_the_top_only)
 {
-	struct esa_job j = leaf_job(), sj = spine_job();
+	struct esa_job j = leaf_job(), sj = t_spine_job(7);
 	const struct esa_hdr *h;
 	struct t_pkt p, ack;
 	struct esa_slot s;

@@ -33,19 +33,6 @@
 static __u64 seed = 1;
 static __u32 npackets = 60000;
 
-static __u64 rnd_state;
-static __u32 rnd(void)
-{
-	rnd_state ^= rnd_state >> 12;
-	rnd_state ^= rnd_state << 25;
-	rnd_state ^= rnd_state >> 27;
-	return (rnd_state * 2685821657736338717ULL) >> 32;
-}
-
-static __u32 rnd_below(__u32 n)
-{
-	return n ? rnd() % n : 0;
-}
 
 /* Which leaf each rank of each job lives under; top: the job's top box. */
 static const struct {
@@ -151,7 +138,7 @@ static int add_spine_job(struct tiers *t, int j, char *err)
 
 static bool lose(struct tiers *t)
 {
-	if (rnd_below(1000) >= t->loss)
+	if (t_rnd_below(1000) >= t->loss)
 		return false;
 	t->lost++;
 	return true;
@@ -373,7 +360,7 @@ static int traffic(struct __test_metadata *_metadata, struct tiers *t,
 	int left = 1;
 
 	for (__u32 k = 0; k < npackets; k++) {
-		int j = rnd_below(NJOBS), r = rnd_below(jobs[j].w);
+		int j = t_rnd_below(NJOBS), r = t_rnd_below(jobs[j].w);
 		struct pm_job *jb = &jobs[j];
 		__u32 cur = jb->cur[r];
 
@@ -467,7 +454,7 @@ static void run(struct __test_metadata *_metadata, int policy, __u32 leaf_slots,
 	t.policy = policy;
 	t.leaf_slots = leaf_slots;
 	t.spine_slots = spine_slots;
-	rnd_state = seed * 0x9e3779b97f4a7c15ULL | 1;
+	t_rnd_seed(seed);
 	TH_LOG("seed %llu, %u packets, policy %s, slots %u/%u, stale %u ms, loss %u/1000",
 	       (unsigned long long)seed, npackets, esa_policy_names[policy], leaf_slots,
 	       spine_slots, stale_ms, loss);

@@ -469,4 +469,47 @@ static inline void t_hexdiff(const __u8 *a, const __u8 *b, __u32 len)
 			fprintf(stderr, "  byte %u: got %02x want %02x\n", i, a[i], b[i]);
 }
 
+/* xorshift64*: a test's draws, reproducible from the seed it prints. */
+static inline __u64 *t_rnd_state(void)
+{
+	static __u64 x = 1;
+
+	return &x;
+}
+
+static inline void t_rnd_seed(__u64 seed)
+{
+	*t_rnd_state() = seed * 0x9e3779b97f4a7c15ULL | 1;
+}
+
+static inline __u32 t_rnd(void)
+{
+	__u64 *x = t_rnd_state();
+
+	*x ^= *x >> 12;
+	*x ^= *x << 25;
+	*x ^= *x >> 27;
+	return (*x * 2685821657736338717ULL) >> 32;
+}
+
+static inline __u32 t_rnd_below(__u32 n)
+{
+	return n ? t_rnd() % n : 0;
+}
+
+/* At a spine: leaves at workers 0 (ranks 0-1) and 2 (ranks 2-3). */
+static inline struct esa_job t_spine_job(__u8 max_prio)
+{
+	struct esa_job j = {
+		.nworkers = 4, .max_prio = max_prio,
+		.ps = { .ip = t_ip(T_PS_A), .port = htons(T_PS_PORT) },
+	};
+
+	j.rank[0] = (struct esa_addr){ t_worker_ip(0), htons(ESA_DEFAULT_PORT) };
+	j.set[0] = 0x3;
+	j.rank[2] = (struct esa_addr){ t_worker_ip(2), htons(ESA_DEFAULT_PORT) };
+	j.set[2] = 0xc;
+	return j;
+}
+
 #endif /* ESA_TESTLIB_H */

@@ -792,21 +792,6 @@ static struct esa_job leaf_job(void)
 	return j;
 }
 
-/* At a spine: leaves at workers 0 (ranks 0-1) and 2 (ranks 2-3). */
-static struct esa_job spine_job(void)
-{
-	struct esa_job j = {
-		.nworkers = 4, .max_prio = 3,
-		.ps = { .ip = t_ip(T_PS_A), .port = htons(T_PS_PORT) },
-	};
-
-	j.rank[0] = (struct esa_addr){ t_worker_ip(0), htons(ESA_DEFAULT_PORT) };
-	j.set[0] = 0x3;
-	j.rank[2] = (struct esa_addr){ t_worker_ip(2), htons(ESA_DEFAULT_PORT) };
-	j.set[2] = 0xc;
-	return j;
-}
-
 /* A leaf's sum (leaf at worker `rank`'s address) with values k. */
 static int leaf_data(struct __test_metadata *_metadata, FIXTURE_DATA(kf) *self,
 		     __u16 rank, __u32 seq, __u64 set, __u8 flags, int k,
@@ -887,7 +872,7 @@ TEST_F_TIMEOUT(kf, spine_admits_whole_leaves, K_TIMEOUT)
 		{ "a worker's DATA", 0, 0, ESA_C_DROP_HEADER, 0x1 },
 		{ "a rank under a leaf", 1, ESA_F_LEAF, ESA_C_DROP_RANK, 0x2 },
 	};
-	struct esa_job j = spine_job();
+	struct esa_job j = t_spine_job(3);
 	__s32 got[ESA_MAX_VALUES];
 	char err[ESA_ERR_LEN];
 	struct t_pkt p;
@@ -920,7 +905,7 @@ TEST_F_TIMEOUT(kf, spine_admits_whole_leaves, K_TIMEOUT)
 /* What the kfuncs tell the data plane of the two levels. */
 TEST_F_TIMEOUT(kf, two_levels_through_the_kfuncs, K_TIMEOUT)
 {
-	struct esa_job leaf = leaf_job(), spine = spine_job();
+	struct esa_job leaf = leaf_job(), spine = t_spine_job(3);
 	struct esa_kf_probe_bpf *sk = probe_open("probe_admit");
 	struct esa_probe pr = {};
 
