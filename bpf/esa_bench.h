@@ -18,6 +18,7 @@ struct bench_cfg {
 	__u8	switch_mac[6];
 	__be32	ps_ip;		/* the job's PS, source of acks */
 	__be16	ps_port;
+	__u8	ps_mac[6];	/* its MAC: the switch takes acks only from it */
 	__u16	resv2;
 };
 

@@ -26,6 +26,7 @@
 #include "testlib.h"
 #include "esa_bench.h"
 #include "benchlib.h"
+#include "util.h"
 
 #define JOB	1
 
@@ -79,10 +80,13 @@ static int check_paths(struct esa *e, const char *what, int nvals, __u64 chunks,
 	    !c.c[ESA_C_DROP_HEADER] && !c.c[ESA_C_DROP_NOROUTE])
 		return 0;
 	fprintf(stderr, "esa_bench: %s, values=%d: wrong paths: completed %llu held %llu"
-		" acks %llu claimed %llu (want >= %llu) collisions %llu\n", what, nvals,
+		" acks %llu claimed %llu (want >= %llu) collisions %llu drop_ack %llu"
+		" drop_spoof %llu drop_header %llu drop_noroute %llu\n", what, nvals,
 		(unsigned long long)c.c[ESA_C_COMPLETED], (unsigned long long)c.c[ESA_C_HELD],
 		(unsigned long long)c.c[ESA_C_ACK], (unsigned long long)c.c[ESA_C_CLAIMED],
-		(unsigned long long)chunks, (unsigned long long)c.c[ESA_C_COLLISION]);
+		(unsigned long long)chunks, (unsigned long long)c.c[ESA_C_COLLISION],
+		(unsigned long long)c.c[ESA_C_DROP_ACK], (unsigned long long)c.c[ESA_C_DROP_SPOOF],
+		(unsigned long long)c.c[ESA_C_DROP_HEADER], (unsigned long long)c.c[ESA_C_DROP_NOROUTE]);
 	return -1;
 }
 
@@ -114,6 +118,9 @@ static int bench_one(struct t_net *net, int nvals, int workers, __u32 n,
 	b->rodata->bench_cfg.worker_port = htons(T_WORKER_PORT + JOB);
 	b->rodata->bench_cfg.ps_ip = t_ip(T_PS_W);
 	b->rodata->bench_cfg.ps_port = htons(T_PS_PORT);
+	/* acks from the MAC the switch reaches the PS at (policy atp) */
+	if (parse_mac(T_PS_W_MAC, b->rodata->bench_cfg.ps_mac))
+		goto out;
 	t_worker_mac(0, b->rodata->bench_cfg.worker_mac);
 	memcpy(b->rodata->bench_cfg.switch_mac, net->sw0_mac, 6);
 	bpf_map__set_max_entries(b->maps.floor_slots, e.cfg.slots);

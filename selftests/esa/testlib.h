@@ -40,6 +40,7 @@
 #define T_PS_B		"10.0.1.3"
 #define T_PS_NONEIGH	"10.0.1.9"
 #define T_PS_W		"10.0.0.50"	/* a PS behind the workers' port */
+#define T_PS_W_MAC	"02:00:00:00:00:50"	/* its neighbour entry */
 #define T_PS_UNREACH	"10.99.0.1"
 #define T_PS_PORT	9000
 #define T_WORKER_PORT	5000
@@ -131,7 +132,7 @@ static inline int esa_netns_setup(struct t_net *n)
 		 "ip addr add 10.0.1.1/24 dev sw1\n"
 		 "ip neigh add " T_PS_A " lladdr 02:00:00:00:01:02 nud permanent dev sw1\n"
 		 "ip neigh add " T_PS_B " lladdr 02:00:00:00:01:03 nud permanent dev sw1\n"
-		 "ip neigh add " T_PS_W " lladdr 02:00:00:00:00:50 nud permanent dev sw0\n"
+		 "ip neigh add " T_PS_W " lladdr " T_PS_W_MAC " nud permanent dev sw0\n"
 		 "ip route add unreachable 10.99.0.0/16\n"))
 		return -1;
 	n->sw0 = if_nametoindex("sw0");
