@@ -267,8 +267,10 @@ static __always_inline int esa_data(struct xdp_md *ctx, struct ethhdr *eth,
 
 	if (rank >= ESA_MAX_WORKERS)
 		return esa_drop(jc, ESA_C_DROP_RANK);
-	/* A worker's: one rank, maybe resent; a leaf's: its ranks (checked
-	 * against its registration by esa_admit()), maybe overflowed. */
+	/*
+	 * A worker's: one rank, maybe resent; a leaf's: its ranks (checked
+	 * against its registration by esa_admit()), maybe overflowed.
+	 */
 	if ((h->flags & ESA_F_LEAF ?
 	     h->flags & ~(ESA_F_LEAF | ESA_F_OVERFLOW) :
 	     (h->flags & ~ESA_F_RESEND) ||

@@ -210,7 +210,7 @@ __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 reg,
 		goto whole_to_ps;
 
 	p.ip->ttl = ESA_TTL;
-	p.ip->id = (__u16)++cpu->bcast;
+	p.ip->id = (__u16)(++cpu->bcast);
 	p.udp->source = esa_cfg.port;
 	p.udp->check = 0;
 	if (esa_port_skb(ctx->ingress_ifindex)) {

@@ -110,7 +110,7 @@ int dbench_fan(struct xdp_md *ctx)
 	devmap = bpf_map_lookup_elem(&esa_fan, &job);
 	if (!devmap)
 		return XDP_ABORTED;
-	p.ip->id = (__u16)++dbench_bcast_n;	/* the broadcast's number */
+	p.ip->id = (__u16)(++dbench_bcast_n);	/* the broadcast's number */
 	p.h->resv = 0;
 	return bpf_redirect_map(devmap, 0, BPF_F_BROADCAST);
 }
