@@ -25,7 +25,6 @@
 #include "esa_maps.h"
 #include "esa_bench.h"
 
-
 const volatile struct bench_cfg bench_cfg;
 
 struct {

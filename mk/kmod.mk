@@ -19,6 +19,7 @@
 #                         (30 to 45 minutes each the first time, then
 #                         about 17 minutes a run): the check before a release
 #   make kmod-checkpatch  the kernel's checkpatch.pl on kmod/ (downloads)
+#   make bpf-checkpatch   the same on bpf/, but for what BPF needs
 #   make kmod-genl        kmod/genl.[ch], the netlink policies and ops, from
 #                         kmod/esa.yaml with 6.12's ynl-gen-c (downloads)
 #   make kmod-spec-check  kmod/esa.yaml against the kernel's netlink spec
@@ -41,7 +42,7 @@ VM_LIBS		:= $(sort $(OUTPUT)/common/esa_nl.o $(COMMON))
 ALL_EXTRA	+= $(OUTPUT)/esa_kfunc.bpf.o $(OUTPUT)/common/esa_nl.o
 CLEAN_EXTRA	+= kmod-clean
 
-.PHONY: kmod-dkms-src kmod kmod-clean kmod-debian kmod-checkpatch kmod-spec-check vmtest \
+.PHONY: kmod-dkms-src kmod kmod-clean kmod-debian kmod-checkpatch bpf-checkpatch kmod-spec-check vmtest \
 	vmtest-debug vm-bins vm-clean kmod-genl
 
 kmod:
@@ -124,6 +125,14 @@ vmtest-debug:
 kmod-checkpatch:
 	$(Q)src=$$(selftests/vm/kernel.sh source) && \
 		$$src/scripts/checkpatch.pl --no-tree --strict --terse -f kmod/*.[ch]
+
+# bpf/ in the kernel's style too, but for what BPF programs need: libbpf's
+# `const volatile` read-only config, 64-bit nanoseconds compared as such
+# (not jiffies), extern kfunc prototypes, and loop macros over an index.
+bpf-checkpatch:
+	$(Q)src=$$(selftests/vm/kernel.sh source) && \
+		$$src/scripts/checkpatch.pl --no-tree --strict --terse \
+		--ignore VOLATILE,JIFFIES_COMPARISON,AVOID_EXTERNS,MACRO_ARG_REUSE -f bpf/*.[ch]
 
 kmod-genl:
 	$(Q)src=$$(selftests/vm/kernel.sh ynl) && selftests/kmod/ynl-gen.sh $$src kmod

@@ -128,6 +128,7 @@ check() { # check NAME MAKE-TARGET
 	fi
 }
 check "kmod/ is checkpatch.pl --strict clean" kmod-checkpatch
+check "bpf/ is checkpatch.pl --strict clean (but for libbpf's const volatile, kfunc externs, index macros)" bpf-checkpatch
 check "kmod/esa.yaml is a valid netlink spec, matches the UAPI header, and kmod/genl.[ch] are what ynl-gen-c makes of it" kmod-spec-check
 
 # Copy ELF file $1 to $r$2 with the shared libraries it needs.
