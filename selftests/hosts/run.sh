@@ -472,10 +472,12 @@ killed() {
 		j4[$r]=$!
 		TOPO_PIDS="$TOPO_PIDS $!"
 	done
-	# both running (an AF_XDP worker takes longer to open), then a while
-	for t in $(seq 50); do
-		[ "$(esactl -j stats show | python3 -c 'import json,sys
-print(sum(1 for x in json.load(sys.stdin)["jobs"] if x["job"] == 4 and x["rx"] > 0))' 2>/dev/null)" = 1 ] && break
+	# running and holding slots (an AF_XDP worker takes longer to open, and
+	# longer still on a loaded machine: seen holding none 0.6 s after its
+	# first packet), then a while; at most 10 s, then the check says so
+	for t in $(seq 100); do
+		esactl -j pool show >$LOG/$name.poolB0.json
+		[ "$(slots_of $LOG/$name.poolB0.json 4)" -gt 0 ] 2>/dev/null && break
 		sleep 0.1
 	done
 	sleep 0.6
