@@ -463,7 +463,15 @@ killed() {
 	esactl -j pool show >$LOG/$name.poolA.json
 	check "$name A: its resends flushed its partials: no slot left to job 2 ($(slots_of $LOG/$name.poolA.json 2))" \
 		[ "$(slots_of $LOG/$name.poolA.json 2)" = 0 ]
-	# B: long resend timeouts, so that its partials wait in the switch
+	# B: long resend timeouts, so that its partials wait in the switch.
+	# Job 2's AF_XDP programs on these hosts go with their sockets a
+	# moment after its processes: job 4's workers attach there next.
+	for h in 4 5; do
+		for t in $(seq 50); do
+			ip netns exec $P-h$h ip -o link show dev eth0 | grep -q 'prog/xdp' || break
+			sleep 0.1
+		done
+	done
 	for r in 0 1; do
 		$B/esa-jobs -j -s 10.255.0.1 -n 256k -i 1000 --only 4:$r --linger 0 \
 			$(jobrun 4 6004 4 5 -- dtype=i32 prio=3 prio_max=3 \
@@ -498,6 +506,7 @@ killed() {
 	[ $rc = 0 ] || sed 's/^/# /' $LOG/$name.run.err | head -10
 	check "$name: jobs 1 and 3 right to the end" jobs_ok $LOG/$name.run.json
 	held=$(slots_of $LOG/$name.poolB.json 4)
+	[ "${held:-0}" -gt 0 ] || tail -2 $LOG/$name.w4.0.err $LOG/$name.w4.1.err | sed 's/^/# /'
 	recl=$(json $LOG/$name.sw.json 'job(4)["reclaimed"]')
 	echo "# slots stamped with job 4: $held when it died, $(slots_of $LOG/$name.poolC.json 4) at the end; reclaimed ${recl:-0}"
 	check "$name B: the dead job held slots ($held); the others reclaimed them after its lease (${recl:-0}) and reused them" \
