@@ -165,7 +165,8 @@ static __always_inline int esa_send_out(struct xdp_md *ctx, struct esa_hdr *h,
 		return XDP_DROP;
 	esa_out_apply(h, o);
 	if (o->to == ESA_TO_MEMBERS)
-		return esa_deliver(ctx, o->job, ji->reg, 1);
+		return esa_deliver(ctx, o->job, ji->reg,
+				   !(esa_cfg.flags & ESA_CFG_F_NO_PS_COPY));
 	if (o->to == ESA_TO_UP)	/* the upstream its admission just read */
 		return esa_to_up(ctx, o->job, ji->up.ip, ji->up.port);
 	return esa_to_ps(ctx, o->job, o->job);
@@ -307,42 +308,95 @@ static __always_inline int esa_from_ps_hop(struct xdp_md *ctx,
 	       esa_mac_eq(eth->h_source, rt->dmac);
 }
 
+/* The job's registration, for a packet of its PS (an ACK, a SUM). */
+struct esa_psjob {
+	__u32	gen, reg, base, size, n;
+};
+
+/*
+ * Is this packet its job's PS's?  Its address and port, the port it is
+ * behind (the job's fan-out says), and the port and MAC the switch reaches
+ * it through.  0, or the counter to drop it with: drop_job, or drop_ack
+ * (anything that claims to be the PS and is not), drop_header (a PS's sum
+ * must have every rank, no rank, and no flag but overflow).
+ */
+static __always_inline int esa_from_ps(struct xdp_md *ctx, struct ethhdr *eth,
+				       struct iphdr *ip, struct udphdr *udp,
+				       struct esa_hdr *h, __u32 jid,
+				       struct esa_psjob *pj)
+{
+	const struct esa_fanout *fan;
+	struct esa_addr ps;
+	__u32 psi;
+
+	if (!esa_job_ps(ctx, jid, &ps, &pj->n) ||
+	    !esa_job_regs(ctx, jid, &pj->gen, &pj->reg, &pj->base, &pj->size))
+		return ESA_C_DROP_JOB;
+	fan = bpf_map_lookup_elem(&esa_members, &jid);
+	psi = fan ? fan->ps : ESA_FAN_MAX;
+	if (ps.ip != ip->saddr || ps.port != udp->source ||
+	    (fan && fan->reg == pj->reg && psi < ESA_FAN_MAX &&
+	     fan->m[psi].ifindex != ctx->ingress_ifindex) ||
+	    !esa_from_ps_hop(ctx, eth, jid))
+		return ESA_C_DROP_ACK;
+	if ((h->flags & ~ESA_F_OVERFLOW) || h->resv ||
+	    h->rank != bpf_htons(ESA_RANK_NONE) ||
+	    h->bitmap != bpf_cpu_to_be64(esa_full_mask(pj->n)))
+		return ESA_C_DROP_HEADER;
+	return 0;
+}
+
+/*
+ * A sum the PS finished (ESA_T_SUM): to the job's workers as their result,
+ * from the switch's address like every result, with the PS's reason (why
+ * the chunk reached the PS) as it came; never back to the PS.  One packet
+ * on the PS's link instead of one per worker.  Only from the job's PS
+ * (esa_from_ps()), any policy.
+ */
+static __always_inline int esa_sum(struct xdp_md *ctx, struct ethhdr *eth,
+				   struct iphdr *ip, struct udphdr *udp,
+				   struct esa_hdr *h, __u32 jid,
+				   struct esa_counters *jc)
+{
+	struct esa_psjob pj;
+	int err;
+
+	err = esa_from_ps(ctx, eth, ip, udp, h, jid, &pj);
+	if (!err && (h->reason == ESA_R_HOLD || h->reason >= __ESA_R_MAX))
+		err = ESA_C_DROP_HEADER;
+	if (err)
+		return esa_drop(jc, err);
+	CNT(jc, ESA_C_PS_SUM);
+	h->type = ESA_T_RESULT;
+	return esa_deliver(ctx, jid, pj.reg, 0);
+}
+
 /*
  * Policy atp: the PS's ack of a held sum frees the slot and goes to the
- * workers as their result.  Only from the job's PS (its address, port, and
- * the port and MAC it is reached through), and only for a sum held in a
- * slot with the same key and generation: anything else is dropped and
- * counted (drop_ack; a repeat of the PS, acks_stale), never sent to the
- * workers.
+ * workers as their result.  Only from the job's PS (esa_from_ps()), and
+ * only for a sum held in a slot with the same key and generation: anything
+ * else is dropped and counted (drop_ack; a repeat of the PS, acks_stale),
+ * never sent to the workers.
  */
 static __always_inline int esa_ack(struct xdp_md *ctx, struct ethhdr *eth,
 				   struct iphdr *ip, struct udphdr *udp,
 				   struct esa_hdr *h, __u32 jid,
 				   struct esa_counters *jc)
 {
-	__u32 seq = bpf_ntohl(h->seq), idx, gen, reg, base, size, n, psi;
-	const struct esa_fanout *fan;
+	__u32 seq = bpf_ntohl(h->seq), idx;
 	struct esa_tomb *tomb;
-	struct esa_addr ps;
+	struct esa_psjob pj;
 	struct esa_slot *s;
-	int held = 0;
+	int held = 0, err;
 	__s64 sidx;
 
-	if (!esa_job_ps(ctx, jid, &ps, &n) ||
-	    !esa_job_regs(ctx, jid, &gen, &reg, &base, &size))
-		return esa_drop(jc, ESA_C_DROP_JOB);
-	fan = bpf_map_lookup_elem(&esa_members, &jid);
-	psi = fan ? fan->ps : ESA_FAN_MAX;
-	if (ps.ip != ip->saddr || ps.port != udp->source ||
-	    (fan && fan->reg == reg && psi < ESA_FAN_MAX &&
-	     fan->m[psi].ifindex != ctx->ingress_ifindex) ||
-	    !esa_from_ps_hop(ctx, eth, jid))
-		return esa_drop(jc, ESA_C_DROP_ACK);
-	if ((h->flags & ~ESA_F_OVERFLOW) || h->resv || h->reason ||
-	    h->rank != bpf_htons(ESA_RANK_NONE) ||
-	    h->bitmap != bpf_cpu_to_be64(esa_full_mask(n)))
-		return esa_drop(jc, ESA_C_DROP_HEADER);
-	sidx = esa_slot_index(esa_cfg.policy, jid, seq, esa_cfg.slots, base, size);
+	err = esa_from_ps(ctx, eth, ip, udp, h, jid, &pj);
+	if (!err && h->reason)
+		err = ESA_C_DROP_HEADER;
+	if (err)
+		return esa_drop(jc, err);
+	sidx = esa_slot_index(esa_cfg.policy, jid, seq, esa_cfg.slots, pj.base,
+			      pj.size);
 	if (sidx < 0)
 		return esa_drop(jc, ESA_C_ACK_STALE);
 	idx = sidx;
@@ -352,13 +406,13 @@ static __always_inline int esa_ack(struct xdp_md *ctx, struct ethhdr *eth,
 	if (!s || !tomb)
 		return esa_drop(jc, ESA_C_DROP_INTERNAL);
 	bpf_spin_lock(&s->lock);
-	held = esa_ack_frees(s, tomb, jid, gen, seq);
+	held = esa_ack_frees(s, tomb, jid, pj.gen, seq);
 	bpf_spin_unlock(&s->lock);
 	if (!held)	/* the PS repeats acks: its first may be lost */
 		return esa_drop(jc, ESA_C_ACK_STALE);
 	CNT(jc, ESA_C_ACK);
 	h->type = ESA_T_RESULT;
-	return esa_deliver(ctx, jid, reg, 0);
+	return esa_deliver(ctx, jid, pj.reg, 0);
 }
 
 /* IP options or a first fragment: drop if it is for us, else not ours. */
@@ -431,6 +485,8 @@ int esa_xdp(struct xdp_md *ctx)
 		return esa_data(ctx, eth, udp, h, vals, jid, jc);
 	if (h->type == ESA_T_ACK && esa_cfg.policy == ESA_POLICY_ATP)
 		return esa_ack(ctx, eth, ip, udp, h, jid, jc);
+	if (h->type == ESA_T_SUM)
+		return esa_sum(ctx, eth, ip, udp, h, jid, jc);
 	if (h->type == ESA_T_RESULT)
 		return esa_down(ctx, ip, udp, h, jid, jc);
 	return esa_drop(jc, ESA_C_DROP_TYPE);

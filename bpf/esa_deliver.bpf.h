@@ -304,7 +304,9 @@ static __always_inline int esa_down(struct xdp_md *ctx, struct iphdr *ip,
 	if (up.ip != ip->saddr || up.port != udp->source ||
 	    (fan && fan->up_ifindex && fan->up_ifindex != ctx->ingress_ifindex))
 		return esa_drop(jc, ESA_C_DROP_SPOOF);
-	if ((h->flags & ~ESA_F_OVERFLOW) || h->reason || h->resv ||
+	/* its reason: 0, or why a PS's sum reached its PS (ESA_T_SUM) */
+	if ((h->flags & ~ESA_F_OVERFLOW) || h->reason == ESA_R_HOLD ||
+	    h->reason >= __ESA_R_MAX || h->resv ||
 	    h->rank != bpf_htons(ESA_RANK_NONE) ||
 	    h->bitmap != bpf_cpu_to_be64(esa_full_mask(n)) || !fan)
 		return esa_drop(jc, ESA_C_DROP_HEADER);
@@ -378,7 +380,9 @@ static __always_inline int esa_egress(struct xdp_md *ctx, __u32 ifindex)
 
 	if (esa_parse(ctx, &p))
 		return XDP_PASS;	/* not ours: as it is */
-	if (p.h->type != ESA_T_RESULT || p.h->reason != ESA_R_NONE)
+	/* a sum's copy (reason 0, or the PS's echo: ESA_T_SUM); a held sum
+	 * for the PS (atp) is a unicast */
+	if (p.h->type != ESA_T_RESULT || p.h->reason == ESA_R_HOLD)
 		return XDP_PASS;
 	jid = bpf_ntohs(p.h->job);
 	c = esa_ctr(jid);

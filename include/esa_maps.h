@@ -25,8 +25,16 @@ struct esa_cfg {
 	__be32	addr;		/* switch address; 0: any destination */
 	__u8	policy;		/* enum esa_policy */
 	__u8	kfunc;		/* job registry read through esa.ko kfuncs */
-	__u16	resv;
+	__u8	flags;		/* ESA_CFG_F_* */
+	__u8	resv;
 };
+
+/*
+ * No result copies for the PSes: a completed sum goes to the workers only
+ * (the PS then learns a sum it lacks from the workers, FETCH), so that a
+ * PS shared by many jobs on one link carries only their fallbacks.
+ */
+#define ESA_CFG_F_NO_PS_COPY	0x1
 
 /* ------------------------------------------------------------------------ */
 /* Jobs (the map registry; esa.ko keeps its own)                             */

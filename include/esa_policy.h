@@ -183,6 +183,8 @@ enum esa_action {
 	ESA_A_TOMB,		/* chunk left the switch: packet to its PS */
 	ESA_A_FLUSH,		/* resend: add if new, partial to PS, free */
 	ESA_A_RESEND,		/* resend of a chunk not in the slot: to PS */
+	ESA_A_WAIT,		/* resend of a rank in a young partial: drop */
+	ESA_A_RESEND_DONE,	/* resend of a chunk completed here: to PS */
 	__ESA_A_MAX,
 };
 
@@ -217,26 +219,44 @@ struct esa_view {
 	__u8	rank_in;	/* SELF: the packet's rank is already in */
 	__u8	completes;	/* SELF: adding the packet completes the sum */
 	__u8	stale;		/* LIVE: owner idle past the ageing limit */
+	__u8	young;		/* SELF: the partial is not idle past the
+				 * ageing limit (never with ageing off)
+				 */
 	__u8	up;		/* a leaf's (two levels): its sums go up, so
 				 * it holds none (atp holds at the top)
 				 */
 };
 
+/*
+ * A resend that finds its chunk's partial at the top box (not a leaf, whose
+ * sums go up) while the partial is young (a rank joined it within the
+ * ageing limit) is a late result, not a loss: the chunk waits for a slow
+ * peer, or for a lost packet of a peer that peer will resend.  It joins the
+ * partial if its rank is new, and is dropped if not (ESA_A_WAIT): the slow
+ * peer costs a wait, not a trip of the whole chunk through the PS.  An old
+ * partial (or any with ageing off, which cannot tell young from stuck) is
+ * flushed to the PS as before; a resend that completes the sum completes it.
+ */
 static __always_inline enum esa_action esa_decide(const struct esa_view *v)
 {
 	if (v->owner == ESA_OWN_SELF) {
 		if (v->state == ESA_SLOT_HELD)
 			return v->resend ? ESA_A_RESEND : ESA_A_DUPLICATE;
 		if (v->rank_in)
-			return v->resend ? ESA_A_FLUSH : ESA_A_DUPLICATE;
+			return !v->resend ? ESA_A_DUPLICATE :
+			       v->young && !v->up ? ESA_A_WAIT : ESA_A_FLUSH;
 		if (v->completes)
 			return v->policy == ESA_POLICY_ATP && !v->up ?
 			       ESA_A_HOLD : ESA_A_COMPLETE;
-		return v->resend ? ESA_A_FLUSH : ESA_A_ADD;
+		return v->resend && (!v->young || v->up) ? ESA_A_FLUSH : ESA_A_ADD;
 	}
 	/* The chunk was here before and left: never restart it in the switch. */
-	if (v->tomb == ESA_TOMB_DONE)
-		return v->resend ? ESA_A_RESEND : ESA_A_DUPLICATE;
+	if (v->tomb == ESA_TOMB_DONE) {
+		if (!v->resend)
+			return ESA_A_DUPLICATE;
+		/* completed here: its result was lost on the way */
+		return v->up ? ESA_A_RESEND : ESA_A_RESEND_DONE;
+	}
 	if (v->tomb == ESA_TOMB_PS)
 		return v->resend ? ESA_A_RESEND : ESA_A_TOMB;
 	/* A resend never starts a partial: the rest of the chunk is elsewhere. */

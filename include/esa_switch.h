@@ -78,6 +78,8 @@ static __always_inline void esa_slot_view(struct esa_view *view,
 		view->owner = ESA_OWN_SELF;
 		view->rank_in = !!(s->bitmap & k->rset);
 		view->completes = (s->bitmap | k->rset) == k->mask;
+		view->young = stale_ns &&
+			      (__s64)(now - s->stamp_ns) <= (__s64)stale_ns;
 	} else if (s->job != pk->job || s->gen != pk->gen || s->seq != pk->seq) {
 		view->owner = ESA_OWN_LIVE;
 		view->slot_prio = 0xff;
@@ -378,6 +380,14 @@ static __always_inline void esa_outcome(struct esa_out *o, __u8 act,
 	case ESA_A_TOMB:
 		esa_out_c(o, ESA_C_TOMB_FWD);
 		o->reason = ESA_R_TOMB;
+		break;
+	case ESA_A_WAIT:
+		o->to = ESA_TO_DROP;
+		esa_out_c(o, ESA_C_RESEND_HELD);
+		return;
+	case ESA_A_RESEND_DONE:
+		esa_out_c(o, ESA_C_RESEND_FWD);
+		o->reason = ESA_R_DONE;
 		break;
 	default: /* ESA_A_RESEND */
 		esa_out_c(o, ESA_C_RESEND_FWD);

@@ -46,9 +46,12 @@ FIXTURE_TEARDOWN(esa)
 	esa_close(&self->e);
 }
 
-/* Load a switch with these settings and register jobs A and B. */
-static int load(FIXTURE_DATA(esa) *self, __u8 policy, __u32 slots,
-		__u32 stale_ms)
+/*
+ * Load a switch with these settings and register jobs A and B; no_copy:
+ * without result copies for the PSes (esactl prog load ps-copy off).
+ */
+static int load_with(FIXTURE_DATA(esa) *self, __u8 policy, __u32 slots,
+		     __u32 stale_ms, bool no_copy)
 {
 	struct esa_opts o;
 	struct esa_job a = t_job(W, T_PS_A, 7, JA), b = t_job(W, T_PS_B, 7, JB);
@@ -59,6 +62,7 @@ static int load(FIXTURE_DATA(esa) *self, __u8 policy, __u32 slots,
 	o.max_jobs = 16;
 	o.stale_ms = stale_ms;
 	o.policy = policy;
+	o.no_ps_copy = no_copy;
 	o.kfunc = 0;
 	if (esa_load(&self->e, &o, self->err, sizeof(self->err))) {
 		fprintf(stderr, "load: %s\n", self->err);
@@ -78,6 +82,12 @@ static int load(FIXTURE_DATA(esa) *self, __u8 policy, __u32 slots,
 		return -1;
 	}
 	return 0;
+}
+
+static int load(FIXTURE_DATA(esa) *self, __u8 policy, __u32 slots,
+		__u32 stale_ms)
+{
+	return load_with(self, policy, slots, stale_ms, false);
 }
 
 #define LOAD(policy, slots, stale) ASSERT_EQ(0, load(self, policy, slots, stale))
@@ -497,14 +507,15 @@ GOLDEN(late_duplicate_after_completion_dropped,
 		  .ctr = { C(JA, DUPLICATE, 1), C(JA, CLAIMED, 1) } },
 	});
 
-/* Rule 6: a resend after the result went out is answered by the PS. */
+/* Rule 6: a resend after the result went out is answered by the PS, told
+ * that the switch completed the chunk (DONE: fetch it if you lack it). */
 GOLDEN(resend_after_completion_goes_to_ps,
 	.steps = {
 		{ PKT(JA, 0, SEQ(12), 4, 0), .verdict = XDP_DROP },
 		{ PKT(JA, 1, SEQ(12), 4, 0), .verdict = XDP_DROP },
 		{ PKT(JA, 2, SEQ(12), 4, 0), .verdict = XDP_REDIRECT },
 		{ PKT(JA, 0, SEQ(12), 4, ESA_F_RESEND), .verdict = XDP_REDIRECT,
-		  .out = TO_PS(A, COLLISION, ESA_R_RESEND, ESA_F_RESEND, JA, 0,
+		  .out = TO_PS(A, COLLISION, ESA_R_DONE, ESA_F_RESEND, JA, 0,
 			       SEQ(12), 4, 1),
 		  .ctr = { C(JA, RESEND_FWD, 1), C(JA, PS_TX, 1) } },
 	});
@@ -594,6 +605,41 @@ GOLDEN(resend_of_missing_rank_completes,
 		{ PKT(JA, 0, SEQ(61), 2, 0), .verdict = XDP_DROP },
 		{ PKT(JA, 1, SEQ(61), 2, 0), .verdict = XDP_DROP },
 		{ PKT(JA, 2, SEQ(61), 2, ESA_F_RESEND), .verdict = XDP_REDIRECT,
+		  .out = RESULT(0), .ctr = { C(JA, COMPLETED, 1) } },
+	});
+
+/* Rule 6: a resend of a rank in a young partial (a rank joined it within the
+ * ageing limit) is a late result: dropped (resend_held), the partial waits
+ * for its last rank; once idle past the limit, a resend flushes it. */
+GOLDEN(resend_waits_for_a_young_partial,
+	.stale_ms = 1000,
+	.steps = {
+		{ PKT(JA, 0, SEQ(63), 2, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 1, SEQ(63), 2, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 0, SEQ(63), 2, ESA_F_RESEND), .verdict = XDP_DROP,
+		  .slot = { SLOT(JA, SEQ(63)), STATE(BUSY), BITMAP(0x3), NRANKS(2),
+			    VALS(0x3) },
+		  .tomb = { TOMB(JA, SEQ(63), NONE) },
+		  .ctr = { C(JA, RESEND_HELD, 1), C(JA, RESEND_FLUSH, 0),
+			   C(JA, PS_TX, 0) } },
+		{ AGE(JA, SEQ(63)) },
+		{ PKT(JA, 1, SEQ(63), 2, ESA_F_RESEND), .verdict = XDP_REDIRECT,
+		  .out = TO_PS(A, PARTIAL, ESA_R_FLUSH, 0, JA, ESA_RANK_NONE,
+			       SEQ(63), 2, 0x3),
+		  .slot = { SLOT(JA, SEQ(63)), STATE(FREE) },
+		  .ctr = { C(JA, RESEND_HELD, 1), C(JA, RESEND_FLUSH, 1) } },
+	});
+
+/* Rule 6: a resend of a new rank joins a young partial, as its first send
+ * would have; the last rank completes the chunk in the switch. */
+GOLDEN(resend_of_new_rank_joins_a_young_partial,
+	.stale_ms = 1000,
+	.steps = {
+		{ PKT(JA, 0, SEQ(64), 2, 0), .verdict = XDP_DROP },
+		{ PKT(JA, 1, SEQ(64), 2, ESA_F_RESEND), .verdict = XDP_DROP,
+		  .slot = { SLOT(JA, SEQ(64)), STATE(BUSY), BITMAP(0x3), VALS(0x3) },
+		  .ctr = { C(JA, AGGREGATED, 1), C(JA, RESEND_FLUSH, 0) } },
+		{ PKT(JA, 2, SEQ(64), 2, 0), .verdict = XDP_REDIRECT,
 		  .out = RESULT(0), .ctr = { C(JA, COMPLETED, 1) } },
 	});
 
@@ -1350,6 +1396,80 @@ TEST_F(esa, atp_holds_slot_until_ps_ack)
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_ACK_STALE));
 	EXPECT_EQ(3, t_ctr(&self->e, JA, ESA_C_DROP_ACK));
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_ACK));
+}
+
+/*
+ * A sum the PS finished (ESA_T_SUM) goes to the job's workers as their
+ * result, with the PS's reason, never back to the PS; only from the PS
+ * (its address, port, the port and MAC the switch reaches it by), never
+ * with reason HOLD.
+ */
+TEST_F(esa, ps_sum_goes_to_the_workers)
+{
+	const struct esa_hdr *h;
+	struct t_pkt sum, got;
+	struct t_run r, w;
+	__s32 vals[NV];
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	/* a resend with nothing in the switch: to the PS, whose route is
+	 * now known */
+	SEND(JA, 0, 230, 1, ESA_F_RESEND, &r);
+	EXPECT_EQ(XDP_REDIRECT, r.verdict);
+	sum = t_data(&self->n, JA, 0, 230, 1, self->sum, NV);
+	sum.type = ESA_T_SUM;
+	sum.rank = ESA_RANK_NONE;
+	sum.bitmap = esa_full_mask(W);
+	sum.reason = ESA_R_PREEMPT;
+	/* from a worker: dropped, nothing sent */
+	ASSERT_EQ(0, t_send(&self->e, &sum, self->n.sw0, &r));
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_DROP_ACK));
+	sum.saddr = t_ip(T_PS_A);
+	sum.sport = T_PS_PORT;
+	memcpy(sum.dmac, self->n.sw1_mac, 6);
+	memcpy(sum.smac, t_ps_a_mac, 6);
+	/* the PS's, but HOLD is atp's alone */
+	sum.reason = ESA_R_HOLD;
+	ASSERT_EQ(0, t_send(&self->e, &sum, self->n.sw1, &r));
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_DROP_HEADER));
+	sum.reason = ESA_R_PREEMPT;
+	ASSERT_EQ(0, t_send(&self->e, &sum, self->n.sw1, &r));
+	EXPECT_EQ(XDP_REDIRECT, r.verdict);
+	h = (const void *)(r.pkt + T_HDRS);
+	EXPECT_EQ(ESA_T_RESULT, h->type);
+	EXPECT_EQ(ESA_R_PREEMPT, h->reason);
+	EXPECT_EQ(ESA_RESV_NO_PS, h->resv);
+	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_PS_SUM));
+	/* no copy for the PS, one addressed to each worker */
+	EXPECT_EQ(XDP_DROP, egress(self, &r, self->n.sw1, &w, &got, vals));
+	EXPECT_EQ(0, t_ctr(&self->e, JA, ESA_C_PS_COPY_TX));
+	ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw0, &w, &got, vals));
+	EXPECT_EQ(ESA_T_RESULT, got.type);
+	EXPECT_EQ(ESA_R_PREEMPT, got.reason);
+	EXPECT_EQ(0, memcmp(vals, self->sum, sizeof(vals)));
+}
+
+/* ps-copy off: a completed sum goes to the workers only. */
+TEST_F(esa, no_ps_copy_sends_results_to_workers_only)
+{
+	const struct esa_hdr *h;
+	struct t_run r, w;
+	struct t_pkt got;
+	__s32 vals[NV];
+
+	ASSERT_EQ(0, load_with(self, ESA_POLICY_ESA, 64, 0, true));
+	for (int k = 0; k < W; k++)
+		SEND(JA, k, 240, 1, 0, &r);
+	EXPECT_EQ(XDP_REDIRECT, r.verdict);
+	h = (const void *)(r.pkt + T_HDRS);
+	EXPECT_EQ(ESA_T_RESULT, h->type);
+	EXPECT_EQ(ESA_RESV_NO_PS, h->resv);
+	EXPECT_EQ(XDP_DROP, egress(self, &r, self->n.sw1, &w, &got, vals));
+	EXPECT_EQ(0, t_ctr(&self->e, JA, ESA_C_PS_COPY_TX));
+	ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw0, &w, &got, vals));
+	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_COMPLETED));
 }
 
 /*

@@ -15,13 +15,13 @@
 	for (int _t = 0; _t < 3; _t++)					\
 	for (int _sp = 0; _sp < 3; _sp++)				\
 	for (int _pp = 0; _pp < 3; _pp++)				\
-	for (int _bits = 0; _bits < 32; _bits++)			\
+	for (int _bits = 0; _bits < 64; _bits++)			\
 	if ((v = (struct esa_view){					\
 		.policy = _p, .state = _s, .owner = _o, .tomb = _t,	\
 		.slot_prio = _sp * 100, .pkt_prio = _pp * 100,		\
 		.resend = _bits & 1, .rank_in = !!(_bits & 2),		\
 		.completes = !!(_bits & 4), .stale = !!(_bits & 8),	\
-		.up = !!(_bits & 16) }),				\
+		.up = !!(_bits & 16), .young = !!(_bits & 32) }),	\
 	    /* a free slot has no owner and vice versa */		\
 	    (v.state == ESA_SLOT_FREE) != (v.owner == ESA_OWN_NONE))	\
 		;							\
@@ -42,25 +42,42 @@ TEST(every_decision_is_a_known_action)
 	EXPECT_LT(1000, n);
 }
 
-/* Rule 6: a resend never starts a partial, and is never absorbed silently. */
-TEST(resend_never_claims_or_is_absorbed)
+/*
+ * Rule 6: a resend never starts a partial nor takes another's slot; at
+ * its chunk's partial it waits (joins it, or is dropped as WAIT when its
+ * rank is in) while the partial is young at the top box, and flushes it
+ * otherwise; a resend of a chunk completed here goes to the PS as DONE.
+ */
+TEST(resend_never_claims_waits_for_a_young_partial)
 {
 	struct esa_view v;
 
 	FOR_EACH_VIEW(v) {
 		int a = esa_decide(&v);
 
-		if (!v.resend)
+		if (!v.resend) {
+			EXPECT_NE(ESA_A_WAIT, a);
+			EXPECT_NE(ESA_A_RESEND_DONE, a);
 			continue;
+		}
 		EXPECT_NE(ESA_A_CLAIM, a);
 		EXPECT_NE(ESA_A_RECLAIM, a);
-		EXPECT_NE(ESA_A_ADD, a);
 		EXPECT_NE(ESA_A_PREEMPT, a);
 		EXPECT_NE(ESA_A_AGE, a);
 		EXPECT_NE(ESA_A_DUPLICATE, a);
-		if (v.owner == ESA_OWN_SELF && v.state == ESA_SLOT_BUSY &&
-		    (v.rank_in || !v.completes)) {
-			EXPECT_EQ(ESA_A_FLUSH, a);
+		if (v.owner == ESA_OWN_SELF && v.state == ESA_SLOT_BUSY) {
+			int fresh = v.young && !v.up;
+
+			EXPECT_EQ(v.rank_in ? (fresh ? ESA_A_WAIT : ESA_A_FLUSH) :
+				  v.completes ? (v.policy == ESA_POLICY_ATP && !v.up ?
+						 ESA_A_HOLD : ESA_A_COMPLETE) :
+				  fresh ? ESA_A_ADD : ESA_A_FLUSH, a);
+		} else {
+			EXPECT_NE(ESA_A_ADD, a);
+			EXPECT_NE(ESA_A_WAIT, a);
+		}
+		if (v.owner != ESA_OWN_SELF && v.tomb == ESA_TOMB_DONE) {
+			EXPECT_EQ(v.up ? ESA_A_RESEND : ESA_A_RESEND_DONE, a);
 		}
 	}
 }
@@ -138,8 +155,10 @@ TEST(tombstones_send_chunks_on)
 
 		if (v.owner == ESA_OWN_SELF || v.tomb == ESA_TOMB_NONE)
 			continue;
-		EXPECT_EQ(v.resend ? ESA_A_RESEND :
-			  v.tomb == ESA_TOMB_DONE ? ESA_A_DUPLICATE : ESA_A_TOMB, a);
+		EXPECT_EQ(!v.resend ? (v.tomb == ESA_TOMB_DONE ? ESA_A_DUPLICATE :
+				       ESA_A_TOMB) :
+			  v.tomb == ESA_TOMB_DONE && !v.up ? ESA_A_RESEND_DONE :
+			  ESA_A_RESEND, a);
 	}
 }
 

@@ -93,6 +93,9 @@ static struct ps *new_ps(int njobs, const int *ids, const int *nw, struct ps_opt
 		def.nvals = NV;
 		def.nsw = 1;
 		def.sw[0] = sin_of("10.255.0.1", ESA_DEFAULT_PORT);
+		/* the merge rule's tests read the results each worker gets;
+		 * test_sums() sends them through the switch */
+		def.sums_via_switch = false;
 		o = &def;
 	}
 	ps = ps_new(o, tx, NULL);
@@ -453,7 +456,8 @@ static void test_whole_sums(void)
 	   "DELIVER: the whole sum to every worker");
 	nout = 0;
 	feed(ps, &res, sw());
-	ok(!nout && ps_counter(ps, 0, PS_C_DUP_RESULT) == 1, "DELIVER again: a duplicate");
+	ok(nout == 3 && ps_counter(ps, 0, PS_C_DONE_DELIVER) == 1,
+	   "DELIVER again (the switch could not deliver the PS's SUM): to every worker again");
 
 	/* policy atp */
 	res.type = ESA_T_RESULT;
@@ -562,6 +566,64 @@ static void test_fetch(void)
 	nout = 0;
 	feed(ps, &rs, sw());
 	ok(nout == 1 && ov(0)[9] == -9, "and kept: the next resend is answered");
+	ps_free(ps);
+}
+
+/*
+ * With one switch, a sum every worker needs goes to the switch as one SUM
+ * (it sends it to the workers), echoing why the chunk reached the PS; a
+ * resend of a chunk the switch completed (DONE) draws a FETCH at once; a
+ * sum the switch could not deliver comes back as DELIVER and goes to each
+ * worker from here.
+ */
+static void test_sums(void)
+{
+	int ids[1] = { 9 }, nw[1] = { 3 };
+	struct ps_opts o;
+	struct ps *ps;
+	struct pkt part = { .type = ESA_T_PARTIAL, .reason = ESA_R_PREEMPT, .job = 9,
+			    .rank = ESA_RANK_NONE, .bitmap = 3, .seq = 50 };
+	struct pkt one = { .type = ESA_T_COLLISION, .reason = ESA_R_TOMB, .job = 9,
+			   .rank = 2, .bitmap = 4, .seq = 50 };
+	struct pkt done = { .type = ESA_T_COLLISION, .reason = ESA_R_DONE,
+			    .flags = ESA_F_RESEND, .job = 9, .rank = 1, .bitmap = 2, .seq = 51 };
+	struct pkt back = part;
+
+	ps_opts_default(&o);
+	o.nvals = NV;
+	o.nsw = 1;
+	o.sw[0] = sin_of("10.255.0.1", ESA_DEFAULT_PORT);
+	ps = new_ps(1, ids, nw, &o);
+	for (int i = 0; i < NV; i++) {
+		part.v[i] = 10 * i;
+		one.v[i] = 1;
+	}
+	nout = 0;
+	feed(ps, &part, sw());
+	feed(ps, &one, sw());
+	ok(nout == 1 && oh(0)->type == ESA_T_SUM && oh(0)->reason == ESA_R_PREEMPT &&
+	   out[0].to.sin_addr.s_addr == sw().sin_addr.s_addr && out[0].to.sin_port == sw().sin_port &&
+	   oh(0)->rank == htons(ESA_RANK_NONE) && be64toh(oh(0)->bitmap) == 7 &&
+	   ov(0)[3] == 31 && ps_counter(ps, 0, PS_C_SUM_TX) == 1,
+	   "a merged sum: one SUM to the switch (bitmap every rank, the sum), reason PREEMPT "
+	   "(the most telling of PREEMPT and TOMB)");
+	nout = 0;
+	one.reason = ESA_R_RESEND;
+	one.flags = ESA_F_RESEND;
+	feed(ps, &one, sw());
+	ok(nout == 1 && oh(0)->type == ESA_T_RESULT && oh(0)->reason == ESA_R_PREEMPT &&
+	   out[0].to.sin_addr.s_addr == waddr(9, 2).sin_addr.s_addr,
+	   "a resend of it: the kept sum to that worker, the reason echoed");
+	nout = 0;
+	feed_at(ps, &done, sw(), 1000000000ULL);
+	ok(nout == 3 && oh(0)->type == ESA_T_FETCH && ntohl(oh(0)->seq) == 51,
+	   "a first resend the switch says it completed (DONE): FETCH at once");
+	nout = 0;
+	back.reason = ESA_R_DELIVER;
+	back.bitmap = 7;
+	feed(ps, &back, sw());
+	ok(nout == 3 && oh(0)->type == ESA_T_RESULT && oh(2)->type == ESA_T_RESULT,
+	   "the switch could not deliver the SUM (DELIVER back): a RESULT to each worker");
 	ps_free(ps);
 }
 
@@ -865,6 +927,7 @@ int main(void)
 	test_whole_sums();
 	test_overflow();
 	test_fetch();
+	test_sums();
 	test_memory();
 	test_ports();
 	test_trust();

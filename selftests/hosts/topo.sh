@@ -179,6 +179,39 @@ topo_shape() {
 	done
 }
 
+# topo_shape_host I RATE [BURST [LIMIT]]: shape host I's own link, straight
+# to its port (no wire namespace), both directions, with tbf in the host:
+# on eth0's egress for host -> switch, and for switch -> host on an IFB
+# device that eth0's ingress redirects everything to (the switch's XDP
+# redirects bypass its port's qdisc, so the host shapes what it receives, as
+# the port's egress queue would).  Half the kernel work of a bridge per host
+# (docs/evaluation.md measures both).  UDP only: an AF_XDP socket's frames
+# pass neither qdisc (its XDP hook runs before tc ingress, its TX goes
+# straight to the driver); use a wire (topo_shape) for AF_XDP.  BURST
+# (bytes) defaults to two frames of the link's MTU, LIMIT to a queue of
+# 20 ms at RATE.
+topo_shape_host() {
+	local h=$P-h$1 rate=$2 burst=${3:-$((2 * TOPO_MTU + 100))} lim=${4:-20ms}
+	ip -n $h link add ifb0 mtu $TOPO_MTU type ifb 2>/dev/null ||
+		ip -n $h link show ifb0 >/dev/null || return 1
+	ip -n $h link set ifb0 up || return 1
+	tc -n $h qdisc replace dev eth0 root tbf rate "$rate" burst "$burst" \
+		latency "$lim" || return 1
+	tc -n $h qdisc replace dev ifb0 root tbf rate "$rate" burst "$burst" \
+		latency "$lim" || return 1
+	tc -n $h qdisc replace dev eth0 handle ffff: ingress || return 1
+	tc -n $h filter replace dev eth0 parent ffff: pref 1 protocol all \
+		u32 match u32 0 0 action mirred egress redirect dev ifb0
+}
+
+topo_unshape_host() {
+	local h=$P-h$1
+	tc -n $h qdisc del dev eth0 ingress 2>/dev/null
+	tc -n $h qdisc del dev eth0 root 2>/dev/null
+	ip -n $h link del ifb0 2>/dev/null
+	return 0
+}
+
 topo_unimpair() {
 	local w=$P-w$1 d
 	for d in tosw tohost; do

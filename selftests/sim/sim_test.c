@@ -103,7 +103,7 @@ static int conserved(const struct sim_result *r, int strict, char *why, size_t n
 
 static const char *const act_names[__ESA_A_MAX + 1] = {
 	"claim", "reclaim", "add", "complete", "hold", "duplicate", "preempt",
-	"age", "collide", "tomb", "flush", "resend", "noslot",
+	"age", "collide", "tomb", "flush", "resend", "wait", "resend_done", "noslot",
 };
 
 struct probe_ctx {
@@ -233,28 +233,36 @@ static void test_probe_esa(void)
 	      sim_probe_tomb(c.pr, 0, 5) == ESA_TOMB_PS,
 	      "complete: sum and tombstone");
 	feed(&c, 8, 1, 1, 10, 20, 0, ESA_A_DUPLICATE, "");
-	o = feed(&c, 9, 1, 0, 10, 20, 1, ESA_A_RESEND, ps(ESA_T_COLLISION, ESA_R_RESEND));
+	/* A resend of a chunk the switch completed: to the PS, DONE. */
+	feed(&c, 9, 1, 0, 10, 20, 1, ESA_A_RESEND_DONE, ps(ESA_T_COLLISION, ESA_R_DONE));
 	/* A resend never starts a partial. */
 	feed(&c, 10, 0, 0, 11, 10, 1, ESA_A_RESEND, ps(ESA_T_COLLISION, ESA_R_RESEND));
 	check(&c, sl->state == ESA_SLOT_FREE, "resend: slot left free");
-	/* Flush: a resend of a rank already in, then of one not in. */
+	/* A young partial waits for its peers: a resend of a rank in it is
+	 * dropped, one of a new rank joins it. */
 	feed(&c, 11, 0, 0, 12, 10, 0, ESA_A_CLAIM, "");
-	o = feed(&c, 12, 0, 0, 12, 10, 1, ESA_A_FLUSH, ps(ESA_T_PARTIAL, ESA_R_FLUSH));
-	check(&c, o->bitmap == 1 && sl->state == ESA_SLOT_FREE, "flush: partial, slot freed");
-	feed(&c, 13, 0, 1, 12, 10, 0, ESA_A_TOMB, ps(ESA_T_COLLISION, ESA_R_TOMB));
-	feed(&c, 14, 0, 0, 13, 10, 0, ESA_A_CLAIM, "");
-	o = feed(&c, 15, 0, 1, 13, 10, 1, ESA_A_FLUSH, ps(ESA_T_PARTIAL, ESA_R_FLUSH));
+	feed(&c, 12, 0, 0, 12, 10, 1, ESA_A_WAIT, "");
+	feed(&c, 13, 0, 1, 12, 10, 1, ESA_A_ADD, "");
+	check(&c, sl->state == ESA_SLOT_BUSY && sl->bitmap == 3,
+	      "wait: a young partial keeps its slot");
+	/* Flush: idle past the ageing limit (1 ms), a resend sends it on. */
+	o = feed(&c, 1014, 0, 0, 12, 10, 1, ESA_A_FLUSH, ps(ESA_T_PARTIAL, ESA_R_FLUSH));
+	check(&c, o->bitmap == 3 && sl->state == ESA_SLOT_FREE, "flush: partial, slot freed");
+	feed(&c, 1015, 0, 2, 12, 10, 0, ESA_A_TOMB, ps(ESA_T_COLLISION, ESA_R_TOMB));
+	feed(&c, 1016, 0, 0, 13, 10, 0, ESA_A_CLAIM, "");
+	o = feed(&c, 2017, 0, 1, 13, 10, 1, ESA_A_FLUSH, ps(ESA_T_PARTIAL, ESA_R_FLUSH));
 	check(&c, o->bitmap == 3, "flush: the resent rank is added");
 	/* Ageing: an idle partial older than stale_ms goes to its PS. */
-	feed(&c, 20, 0, 0, 14, 200, 0, ESA_A_CLAIM, "");
-	feed(&c, 500, 1, 0, 20, 5, 0, ESA_A_COLLIDE, ps(ESA_T_COLLISION, ESA_R_COLLISION));
-	o = feed(&c, 1100, 1, 0, 21, 5, 0, ESA_A_AGE, ps(ESA_T_PARTIAL, ESA_R_AGED));
+	feed(&c, 2020, 0, 0, 14, 200, 0, ESA_A_CLAIM, "");
+	feed(&c, 2500, 1, 0, 20, 5, 0, ESA_A_COLLIDE, ps(ESA_T_COLLISION, ESA_R_COLLISION));
+	o = feed(&c, 3100, 1, 0, 21, 5, 0, ESA_A_AGE, ps(ESA_T_PARTIAL, ESA_R_AGED));
 	check(&c, o->job == 0 && o->seq == 14, "age: evicted partial");
 	/* A finished job's slot is reclaimed silently. */
-	sim_probe_end_job(c.pr, 1200, 1);
-	feed(&c, 1201, 0, 0, 15, 1, 0, ESA_A_RECLAIM, "");
+	sim_probe_end_job(c.pr, 3200, 1);
+	feed(&c, 3201, 0, 0, 15, 1, 0, ESA_A_RECLAIM, "");
 	ok(c.good, "directed esa: claim, add, duplicate, collide, tomb, preempt, "
-	   "complete, resend, flush, age, reclaim%s%s", c.good ? "" : ": ", c.err);
+	   "complete, resend, resend of a done chunk, wait, flush, age, reclaim%s%s",
+	   c.good ? "" : ": ", c.err);
 	probe_fini(&c);
 }
 

@@ -25,6 +25,7 @@ static int usage_prog(void)
 		"Usage: esactl prog load [ port PORT ] [ values N ] [ slots N ] [ jobs N ]\n"
 		"                        [ policy { esa | atp | switchml } ] [ stale MSEC ]\n"
 		"                        [ addr ADDR ] [ mode { auto | maps | kfunc } ]\n"
+		"                        [ ps-copy { on | off } ]\n"
 		"       esactl prog unload\n"
 		"       esactl prog show\n"
 		"Loads one program for every port, pinned under %s.\n", pin_dir);
@@ -85,6 +86,11 @@ static int prog_load(int argc, char **argv)
 			if (esa_parse_ipport(*argv, ESA_ADDR_NO_PORT | ESA_ADDR_ANY, 0, &o.addr,
 					     NULL))
 				return fail("\"%s\" is not an IPv4 address", *argv);
+		} else if (matches(*argv, "ps-copy")) {
+			NEXT_ARG();
+			if (strcmp(*argv, "on") && strcmp(*argv, "off"))
+				return fail("ps-copy \"%s\": on or off", *argv);
+			o.no_ps_copy = !strcmp(*argv, "off");
 		} else if (matches(*argv, "mode")) {
 			NEXT_ARG();
 			if (!strcmp(*argv, "auto"))
@@ -185,6 +191,7 @@ void print_cfg(const struct esa_cfg *c)
 	out_u64("slots", "slots %llu ", c->slots);
 	out_u64("jobs", "jobs %llu ", c->max_jobs);
 	out_u64("stale_ms", "stale %llums ", c->stale_ms);
+	out_str("ps_copy", "ps-copy %s ", c->flags & ESA_CFG_F_NO_PS_COPY ? "off" : "on");
 	out_str("registry", "registry %s\n", c->kfunc ? "esa.ko" : "maps");
 }
 

@@ -91,6 +91,10 @@ static void usage(int rc)
 		"                         CAP_BPF), auto is xdp if it can open, else udp\n"
 		"      --ifname DEV       AF_XDP's interface (the route to the workers)\n"
 		"      --queue N          AF_XDP's queue of it (0)\n"
+		"      --sums switch|direct  a sum every worker needs: one SUM to the\n"
+		"                         switch, which sends it to them (switch, the\n"
+		"                         default, with one switch), or one RESULT to\n"
+		"                         each worker from here (direct)\n"
 		"  -i, --stats-interval S print the counters every S seconds\n"
 		"  -j, --json             counters as JSON\n"
 		"  -q, --quiet            no startup line\n"
@@ -292,6 +296,13 @@ static void set_switch(struct opts *o, const char *s)
 }
 
 /* An option word of the config file (without dashes). */
+static void set_sums(struct opts *o, const char *v)
+{
+	if (!v || (strcmp(v, "switch") && strcmp(v, "direct")))
+		die("sums \"%s\": switch or direct", v ? v : "");
+	o->ps.sums_via_switch = !strcmp(v, "switch");
+}
+
 static int file_option(struct opts *o, char **w, int n)
 {
 	const char *k = w[0], *v = n > 1 ? w[1] : NULL;
@@ -312,6 +323,8 @@ static int file_option(struct opts *o, char **w, int n)
 		set_ifname(o, v);
 	else if (!strcmp(k, "queue"))
 		o->queue = to_int("queue", v, 0, 1023);
+	else if (!strcmp(k, "sums"))
+		set_sums(o, v);
 	else
 		die("unknown word \"%s\" (jobs start with \"job\")", k);
 	return 2;
@@ -506,6 +519,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct ps_job_cfg *
 		{ "io", required_argument, NULL, 'I' },
 		{ "ifname", required_argument, NULL, 'F' },
 		{ "queue", required_argument, NULL, 'Q' },
+		{ "sums", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -528,6 +542,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct ps_job_cfg *
 		case 'I': set_io(o, optarg); break;
 		case 'F': set_ifname(o, optarg); break;
 		case 'Q': o->queue = to_int("queue", optarg, 0, 1023); break;
+		case 'S': set_sums(o, optarg); break;
 		case 'j': o->json = true; break;
 		case 'q': o->quiet = true; break;
 		case 'h': usage(0); break;

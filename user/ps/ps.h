@@ -28,6 +28,7 @@ enum ps_counter {
 	PS_C_DONE_OVERFLOW,	/* chunks whose sum is not representable */
 	PS_C_RESULT_TX,		/* RESULT packets sent to workers */
 	PS_C_RESEND_ANSWER,	/* ... of which answers to a resend */
+	PS_C_SUM_TX,		/* sums sent to the switch for the workers (SUM) */
 	PS_C_ACK_TX,		/* ACKs sent to the switch (policy atp) */
 	PS_C_FETCH_TX,		/* FETCH packets sent to workers */
 	PS_C_DUP_RESULT,	/* sums of chunks already known */
@@ -78,6 +79,13 @@ struct ps_opts {
 	struct sockaddr_in sw[PS_MAX_SWITCHES];
 	int	nsw;
 	uint32_t fetch_gap_ms;	/* at most one FETCH round per chunk this often */
+	/*
+	 * A sum every worker needs goes to the switch as one SUM, which the
+	 * switch sends to the workers (one packet on the PS's link instead of
+	 * one per worker); with several switches (two levels), or when off,
+	 * to each worker.
+	 */
+	bool	sums_via_switch;
 };
 
 /* Send buf from the job's PS address `from` to `to`. */

@@ -31,6 +31,7 @@
 #include "esa_policy.h"
 #include "esa_wire.h"
 #include "esa_merge.h"
+#include "esa_cc.h"
 
 const char *const ps_counter_names[__PS_C_MAX] = {
 	[PS_C_RX]		= "rx",
@@ -46,6 +47,7 @@ const char *const ps_counter_names[__PS_C_MAX] = {
 	[PS_C_DONE_OVERFLOW]	= "done_overflow",
 	[PS_C_RESULT_TX]	= "result_tx",
 	[PS_C_RESEND_ANSWER]	= "resend_answers",
+	[PS_C_SUM_TX]		= "sum_tx",
 	[PS_C_ACK_TX]		= "ack_tx",
 	[PS_C_FETCH_TX]		= "fetch_tx",
 	[PS_C_DUP_RESULT]	= "dup_results",
@@ -80,6 +82,8 @@ struct ps_result {
 	uint8_t	flags;		/* ESA_F_OVERFLOW */
 	uint8_t	held;		/* policy atp: acked once, re-ack on resend */
 	uint8_t	holder;		/* ... to the switch that holds it (o.sw[]) */
+	uint8_t	why;		/* why the chunk reached us (esa_reason_max()
+				 * of its pieces' reasons), echoed in results */
 	uint64_t asked;		/* ranks sent a FETCH for it: their late answers
 				 * are duplicates, anyone else's are unasked */
 };
@@ -87,7 +91,8 @@ struct ps_result {
 struct ps_pend {
 	uint32_t seq;
 	uint8_t	used;
-	uint8_t	resv[3];
+	uint8_t	why;		/* the most telling reason of its pieces */
+	uint8_t	resv[2];
 	struct esa_merge m;	/* the ranks kept (esa_merge.h) */
 	uint64_t resent;	/* ranks that resent the chunk */
 	uint64_t resent2;	/* ... twice or more */
@@ -131,6 +136,7 @@ void ps_opts_default(struct ps_opts *o)
 	o->cache = 4096;
 	o->pending = 1024;
 	o->fetch_gap_ms = 20;
+	o->sums_via_switch = true;
 }
 
 int ps_check_opts(const struct ps_opts *o, char *err, size_t len)
@@ -453,6 +459,7 @@ static int32_t res_put(struct ps *ps, struct ps_job *j, uint32_t seq, uint8_t fl
 	r->flags = flags & ESA_F_OVERFLOW;
 	r->held = 0;
 	r->holder = 0;
+	r->why = 0;
 	r->asked = 0;
 	if (r->flags)
 		memset(res_vals(ps, j, i), 0, ps->o.nvals * 4);	/* never used */
@@ -523,6 +530,7 @@ static void send_result(struct ps *ps, struct ps_job *j, int32_t i, uint64_t to,
 
 	hdr((struct esa_hdr *)ps->txbuf, ESA_T_RESULT, r->flags, j->cfg.id, j->full, r->seq,
 	    ps->o.nvals);
+	((struct esa_hdr *)ps->txbuf)->reason = r->why;
 	memcpy(ps->txbuf + ESA_HDR_LEN, res_vals(ps, j, i), ps->o.nvals * 4);
 	for (int k = 0; k < j->cfg.nworkers; k++) {
 		if (!(to & (1ULL << k)))
@@ -532,6 +540,22 @@ static void send_result(struct ps *ps, struct ps_job *j, int32_t i, uint64_t to,
 		j->c[PS_C_RESULT_TX]++;
 		j->c[PS_C_RESEND_ANSWER] += answer;
 	}
+}
+
+/*
+ * Result i of job j, which every worker needs, to the switch as one SUM:
+ * the switch sends it to them (from its address, with our reason).
+ */
+static void send_sum(struct ps *ps, struct ps_job *j, int32_t i)
+{
+	struct ps_result *r = &j->res[i];
+
+	hdr((struct esa_hdr *)ps->txbuf, ESA_T_SUM, r->flags, j->cfg.id, j->full, r->seq,
+	    ps->o.nvals);
+	((struct esa_hdr *)ps->txbuf)->reason = r->why;
+	memcpy(ps->txbuf + ESA_HDR_LEN, res_vals(ps, j, i), ps->o.nvals * 4);
+	ps->tx(ps->ctx, &j->cfg.ps, &ps->o.sw[0], ps->txbuf, ESA_HDR_LEN + 4 * ps->o.nvals);
+	j->c[PS_C_SUM_TX]++;
 }
 
 /* Policy atp: the held sum back to the switch, which frees its slot. */
@@ -571,22 +595,30 @@ static void send_fetch(struct ps *ps, struct ps_job *j, int32_t pi, uint64_t to)
 	}
 }
 
-/* The chunk's answer is known: keep it, forget its pieces, tell `to`. */
+/*
+ * The chunk's answer is known: keep it, forget its pieces, tell `to`; why:
+ * the reason of the piece that finished it (its others' are in the pending
+ * entry), echoed to the workers.
+ */
 static int32_t finish(struct ps *ps, struct ps_job *j, uint32_t seq, uint8_t flags,
-		      const int32_t *v, uint64_t to)
+		      const int32_t *v, uint64_t to, uint8_t why)
 {
 	int32_t p = map_get(&j->pend_map, seq), i;
 	uint64_t asked = 0;
 
 	if (p >= 0) {
 		asked = j->pend[p].asked;
+		why = esa_reason_max(j->pend[p].why, why);
 		pend_drop(j, p);
 	}
 	i = res_put(ps, j, seq, flags, v);
 	j->res[i].asked = asked;
+	j->res[i].why = why;
 	if (flags & ESA_F_OVERFLOW)
 		j->c[PS_C_DONE_OVERFLOW]++;
-	if (to)
+	if (to == j->full && ps->o.sums_via_switch && ps->o.nsw == 1)
+		send_sum(ps, j, i);
+	else if (to)
 		send_result(ps, j, i, to, false);
 	return i;
 }
@@ -624,7 +656,7 @@ static void try_complete(struct ps *ps, struct ps_job *j, int32_t pi)
 		out[i] = (int32_t)ps->sum[i];
 	}
 	j->c[PS_C_DONE_MERGED]++;
-	finish(ps, j, p->seq, ovf ? ESA_F_OVERFLOW : 0, out, j->full);
+	finish(ps, j, p->seq, ovf ? ESA_F_OVERFLOW : 0, out, j->full, 0);
 }
 
 static void add_single(struct ps *ps, struct ps_job *j, int32_t pi, int rank,
@@ -696,14 +728,16 @@ static bool reason_ok(uint8_t type, uint8_t reason, uint64_t bitmap, uint64_t fu
 		       reason == ESA_R_TOMB || reason == ESA_R_NOSLOT;
 	case ESA_T_COLLISION:
 		return reason == ESA_R_COLLISION || reason == ESA_R_TOMB ||
-		       reason == ESA_R_RESEND || reason == ESA_R_NOSLOT;
+		       reason == ESA_R_RESEND || reason == ESA_R_NOSLOT ||
+		       reason == ESA_R_DONE;
 	}
 	return false;
 }
 
 static bool is_resend(const struct esa_hdr *h)
 {
-	return (h->flags & ESA_F_RESEND) || h->reason == ESA_R_RESEND;
+	return (h->flags & ESA_F_RESEND) || h->reason == ESA_R_RESEND ||
+	       h->reason == ESA_R_DONE;
 }
 
 /* A single rank's chunk, through the switch (it collided, or came late). */
@@ -729,6 +763,7 @@ static void rx_collision(struct ps *ps, struct ps_job *j, const struct esa_hdr *
 		return;
 	}
 	pi = pend_get(ps, j, seq, true);
+	j->pend[pi].why = esa_reason_max(j->pend[pi].why, h->reason);
 	add_single(ps, j, pi, rank, v);
 	if (is_resend(h)) {
 		p = &j->pend[pi];
@@ -741,11 +776,14 @@ static void rx_collision(struct ps *ps, struct ps_job *j, const struct esa_hdr *
 	if (pi < 0)
 		return;
 	p = &j->pend[pi];
-	if ((p->resent2 & bit) && now_ns - p->fetch_ns >= ps->o.fetch_gap_ms * 1000000ULL) {
+	if (((p->resent2 & bit) || h->reason == ESA_R_DONE) &&
+	    now_ns - p->fetch_ns >= ps->o.fetch_gap_ms * 1000000ULL) {
 		/*
 		 * Second resend and still no sum: maybe the switch finished it
-		 * and our copy was lost.  Ask the ranks that did not resend; and
-		 * tell this one which ranks we hold (a rank may be gone).
+		 * and our copy was lost.  The switch says so (DONE) when it
+		 * did: then at the first (it sends us no copies, or ours was
+		 * lost).  Ask the ranks that did not resend; and tell this one
+		 * which ranks we hold (a rank may be gone).
 		 */
 		p->fetch_ns = now_ns;
 		send_fetch(ps, j, pi, (j->full & ~p->resent) | bit);
@@ -779,7 +817,7 @@ static void rx_fetched(struct ps *ps, struct ps_job *j, const struct esa_hdr *h,
 	j->c[PS_C_DONE_FETCHED]++;
 	/* to those that asked, else to everyone but the one who had it */
 	finish(ps, j, seq, h->flags, v,
-	       j->pend[pi].resent ? j->pend[pi].resent : j->full & ~bit);
+	       j->pend[pi].resent ? j->pend[pi].resent : j->full & ~bit, 0);
 }
 
 /*
@@ -801,7 +839,7 @@ static void rx_result(struct ps *ps, struct ps_job *j, const struct esa_hdr *h,
 		j->c[PS_C_RX_HOLD]++;
 		if (ri < 0) {
 			j->c[PS_C_DONE_SWITCH]++;
-			ri = finish(ps, j, seq, h->flags, v, 0);
+			ri = finish(ps, j, seq, h->flags, v, 0, 0);
 		} else {
 			j->c[PS_C_DUP_RESULT]++;
 		}
@@ -815,7 +853,7 @@ static void rx_result(struct ps *ps, struct ps_job *j, const struct esa_hdr *h,
 		return;
 	}
 	j->c[PS_C_DONE_SWITCH]++;
-	finish(ps, j, seq, h->flags, v, 0);	/* the workers have it */
+	finish(ps, j, seq, h->flags, v, 0, 0);	/* the workers have it */
 }
 
 /* A partial sum the switch evicted, flushed, aged or could not deliver. */
@@ -829,8 +867,10 @@ static void rx_partial(struct ps *ps, struct ps_job *j, const struct esa_hdr *h,
 	j->c[PS_C_RX_PARTIAL]++;
 	ri = map_get(&j->res_map, seq);
 	if (ri >= 0) {
+		/* the switch could not deliver our SUM (or its own sum, which
+		 * we finished too): to each worker, here */
 		if (h->reason == ESA_R_DELIVER)
-			j->c[PS_C_DUP_RESULT]++;
+			send_result(ps, j, ri, j->full, false);
 		else if (h->reason == ESA_R_FLUSH)
 			send_result(ps, j, ri, bitmap, true);	/* its ranks asked */
 		else
@@ -839,16 +879,23 @@ static void rx_partial(struct ps *ps, struct ps_job *j, const struct esa_hdr *h,
 	}
 	if (h->flags & ESA_F_OVERFLOW) {
 		/* This piece has no representable sum: the workers redo. */
-		finish(ps, j, seq, ESA_F_OVERFLOW, v, j->full);
+		finish(ps, j, seq, ESA_F_OVERFLOW, v, j->full, h->reason);
+		return;
+	}
+	if (bitmap == j->full && h->reason == ESA_R_DELIVER) {
+		/* the switch could not deliver it: to each worker, here */
+		j->c[PS_C_DONE_DELIVER]++;
+		ri = finish(ps, j, seq, 0, v, 0, h->reason);
+		send_result(ps, j, ri, j->full, false);
 		return;
 	}
 	if (bitmap == j->full) {
-		*(h->reason == ESA_R_DELIVER ? &j->c[PS_C_DONE_DELIVER] :
-					       &j->c[PS_C_DONE_MERGED]) += 1;
-		finish(ps, j, seq, 0, v, j->full);
+		j->c[PS_C_DONE_MERGED]++;
+		finish(ps, j, seq, 0, v, j->full, h->reason);
 		return;
 	}
 	pi = pend_get(ps, j, seq, true);
+	j->pend[pi].why = esa_reason_max(j->pend[pi].why, h->reason);
 	if (bitmap & (bitmap - 1))
 		add_multi(ps, j, pi, bitmap, v);
 	else

@@ -63,8 +63,15 @@ static void usage(FILE *f)
 "  --ps-mpps X           PS processing rate, Mpps [%g]\n"
 "  --ps-copy-cost X      PS cost of a result copy or hold, packets [%g]\n"
 "  --ps-hosts N          PS hosts shared by all jobs; 0 = one per job [%u]\n"
+"  --ps-copy 0|1         the switch copies every result to the PS [%u]\n"
+"  --ps-sums 0|1         the PS sends its sums to the switch, which sends them\n"
+"                        to the workers (one packet on the PS's link); 0: one\n"
+"                        to each worker [%u]\n"
 "  --worker-mpps X       worker send rate, Mpps; 0 = link rate [%g]\n"
 "  --window N            outstanding chunks per worker [%u]\n"
+"  --window-min N        the window halves on contention down to N, grows\n"
+"                        back by one per window of switch results (libesa's\n"
+"                        window_min, esa_cc.h); 0 = fixed window [%u]\n"
 "  --timeout-us X        first resend timeout [%g]\n"
 "  --timeout-max-us X    cap of the doubling resend timeout [%g]\n"
 "  --loss X              loss probability per worker-link traversal [%g]\n"
@@ -111,7 +118,8 @@ static void usage(FILE *f)
 		sim_prio_name(d.prio), (unsigned long long)d.seed, d.pool, d.nvals,
 		d.switch_mpps, d.stale_ms, d.swml_regions, d.home, d.link_gbps,
 		d.ps_link_gbps, d.prop_us, d.ps_mpps, d.ps_copy_cost, d.ps_hosts,
-		d.worker_mpps, d.window, d.timeout_us, d.timeout_max_us, d.loss,
+		d.ps_copy, d.ps_sums, d.worker_mpps, d.window, d.window_min,
+		d.timeout_us, d.timeout_max_us, d.loss,
 		d.njobs, d.load, d.iter_min, d.iter_max, d.scale, d.compute_scale,
 		d.straggle, d.max_sim_s, d.racks, d.uplink_gbps);
 }
@@ -384,7 +392,7 @@ static void print_table(const struct cmp *c)
 
 static const char *const act_name[__ESA_A_MAX] = {
 	"claim", "reclaim", "add", "complete", "hold", "duplicate", "preempt",
-	"age", "collide", "tomb", "flush", "resend",
+	"age", "collide", "tomb", "flush", "resend", "wait", "resend_done",
 };
 
 /* Every counter of the last repetition, for debugging and validation. */

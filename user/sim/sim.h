@@ -56,8 +56,11 @@ struct sim_params {
 	unsigned pool;		/* aggregator slots */
 	unsigned nvals;		/* int32 values per packet (and slot) */
 	double	stale_ms;	/* ageing limit of idle partials; 0: never */
+	unsigned ps_copy;	/* the switch copies every result to the PS */
+	unsigned ps_sums;	/* the PS's sums go through the switch (SUM) */
 	/* workers */
 	unsigned window;	/* outstanding chunks per worker */
+	unsigned window_min;	/* AIMD's floor (esa_cc.h); 0: fixed window */
 	double	timeout_us;	/* first resend timeout */
 	double	timeout_max_us;	/* cap of the doubling backoff */
 	/* workload */

@@ -9,6 +9,7 @@
 
 #include "sim.h"
 #include "esa_merge.h"
+#include "esa_cc.h"
 
 /* ------------------------------------------------------------------ */
 /* Packets and events                                                  */
@@ -23,6 +24,7 @@ struct pkt {
 	uint8_t	reason;		/* enum esa_reason */
 	uint8_t	flags;
 	uint8_t	prio;
+	uint8_t	from_ps;	/* a result the PS sent */
 };
 
 enum ev_kind {
@@ -77,7 +79,9 @@ struct wslot {
 	uint32_t seq;
 	uint8_t	state;
 	uint8_t	tries;
+	stime_t	sent;		/* first sent (round-trip samples) */
 	stime_t	deadline;
+	uint64_t rto_ns;	/* its timeout, backoff included */
 };
 
 struct worker {
@@ -86,7 +90,13 @@ struct worker {
 	unsigned iter;
 	uint32_t base;		/* first chunk of the current iteration */
 	uint32_t received;	/* results received this iteration */
-	unsigned wcur;		/* window of the current iteration */
+	unsigned wcur;		/* window of the current iteration: at most
+				 * the job's switchml region */
+	uint32_t low, next;	/* oldest chunk without a result; next to send:
+				 * in flight while next - low < the window */
+	struct esa_cc cc;	/* the congestion window (esa_cc.h) */
+	struct esa_rto rto;	/* the resend timer (esa_cc.h) */
+	stime_t	last_rx;	/* last result */
 	struct wslot *win;	/* ring of wmax entries, by seq */
 	uint32_t *kept;		/* seq + 1 of the results kept to answer
 				 * FETCH, a ring of 4 * wmax (as libesa) */
@@ -106,6 +116,7 @@ struct psent {
 	uint64_t resent;	/* ranks that resent the chunk */
 	uint64_t resent2;	/* ... at least twice */
 	stime_t	fetch_at;	/* last FETCH round, 0: none */
+	uint8_t	why;		/* most telling reason of its pieces */
 };
 
 enum { JS_WAIT = 0, JS_RUN, JS_DONE };

@@ -30,10 +30,13 @@ static struct psent *ps_ent(struct sim *s, struct job *j, uint32_t seq)
 	e->resent = 0;
 	e->resent2 = 0;
 	e->fetch_at = 0;
+	e->why = 0;
 	return e;
 }
 
-static void ps_result(struct sim *s, struct job *j, uint32_t seq, unsigned dst)
+/* The PS's result for worker dst, echoing why the chunk reached the PS. */
+static void ps_result(struct sim *s, struct job *j, uint32_t seq, unsigned dst,
+		      uint8_t why)
 {
 	struct pkt r = {
 		.bitmap = j->full,
@@ -41,29 +44,50 @@ static void ps_result(struct sim *s, struct job *j, uint32_t seq, unsigned dst)
 		.job = (uint16_t)(j - s->job),
 		.rank = ESA_RANK_NONE,
 		.type = ESA_T_RESULT,
+		.reason = why,
+		.from_ps = 1,
 	};
 
 	sim_ps_send(s, j, &r, dst);
 }
 
+/*
+ * The PS finished chunk e: one SUM to the switch, which sends it to the
+ * workers (esa-ps with one switch); with racks, or --ps-sums 0, a result
+ * to each worker.
+ */
 static void ps_complete(struct sim *s, struct job *j, struct psent *e)
 {
+	struct pkt sum = {
+		.bitmap = j->full,
+		.seq = e->seq,
+		.job = (uint16_t)(j - s->job),
+		.rank = ESA_RANK_NONE,
+		.type = ESA_T_SUM,
+		.reason = e->why,
+	};
+
 	if (e->nsum != j->spec->nworkers)
 		s->R->bad_sum++;
 	e->done = 1;
 	sim_mark_done(s, j, e->seq, 0);
+	if (s->P->ps_sums && !s->racks) {
+		sim_ps_send(s, j, &sum, DST_NONE);
+		return;
+	}
 	for (unsigned r = 0; r < j->spec->nworkers; r++)
-		ps_result(s, j, e->seq, r);
+		ps_result(s, j, e->seq, r, e->why);
 }
 
 /*
- * A worker resent chunk e twice and the PS still has no sum: the sum may
- * have completed in the switch while the PS's copy was lost, and then the
+ * A worker resent chunk e twice (or once, when the switch says it completed
+ * the chunk: DONE) and the PS still has no sum: the sum may have completed
+ * in the switch while the PS's copy was lost (or not sent), and then the
  * workers that got it never resend.  Ask the others for it (FETCH), at most
  * once per worker timeout.
  */
 static void ps_maybe_fetch(struct sim *s, struct job *j, struct psent *e,
-			   uint64_t bit)
+			   uint64_t bit, int done)
 {
 	struct pkt f = {
 		.seq = e->seq,
@@ -73,7 +97,7 @@ static void ps_maybe_fetch(struct sim *s, struct job *j, struct psent *e,
 	};
 	uint64_t to = j->full & ~e->resent;
 
-	if (e->done || !(e->resent2 & bit) || !to ||
+	if (e->done || !((e->resent2 & bit) || done) || !to ||
 	    (e->fetch_at && s->now - e->fetch_at < s->t0))
 		return;
 	e->fetch_at = s->now;
@@ -97,7 +121,7 @@ static void ps_fetched(struct sim *s, struct job *j, struct psent *e,
 	to = e->resent ? e->resent : j->full & ~(1ULL << rank);
 	for (unsigned r = 0; r < j->spec->nworkers; r++)
 		if (to & (1ULL << r))
-			ps_result(s, j, e->seq, r);
+			ps_result(s, j, e->seq, r, e->why);
 }
 
 void sim_ps_proc(struct sim *s, struct pkt *p)
@@ -143,16 +167,18 @@ void sim_ps_proc(struct sim *s, struct pkt *p)
 			s->R->ps_dup++;
 			if (p->type == ESA_T_COLLISION && p->rank < j->spec->nworkers) {
 				s->R->ps_answer++;
-				ps_result(s, j, p->seq, p->rank);
+				ps_result(s, j, p->seq, p->rank, e ? e->why : p->reason);
 			}
 			return;
 		}
+		e->why = esa_reason_max(e->why, p->reason);
 		if (p->bitmap == 1ULL << p->rank &&
-		    ((p->flags & ESA_F_RESEND) || p->reason == ESA_R_RESEND)) {
+		    ((p->flags & ESA_F_RESEND) || p->reason == ESA_R_RESEND ||
+		     p->reason == ESA_R_DONE)) {
 			if (e->resent & p->bitmap)
 				e->resent2 |= p->bitmap;
 			e->resent |= p->bitmap;
-			ps_maybe_fetch(s, j, e, p->bitmap);
+			ps_maybe_fetch(s, j, e, p->bitmap, p->reason == ESA_R_DONE);
 		}
 		/* The real PS's merge rule (esa_merge.h): no rank twice. */
 		switch (esa_merge_add(&e->m, p->bitmap, true)) {

@@ -126,7 +126,7 @@ static void sw_send_out(struct sim *s, unsigned b, struct job *j,
 	esa_out_apply(&h, o);
 	pkt_of_hdr(p, &h);
 	if (o->to == ESA_TO_MEMBERS) {
-		broadcast(s, b, j, p, 1);
+		broadcast(s, b, j, p, s->P->ps_copy);
 	} else if (o->to == ESA_TO_UP) {
 		s->R->data_tx++;	/* the leaf's sum: DATA for the spine */
 		sim_up(s, b, p, DST_NONE, 0);
@@ -171,6 +171,7 @@ static void sw_account(struct sim *s, unsigned b, uint32_t idx, struct job *j,
 		R->fate[SIM_F_ABSORBED]++;
 		return;
 	case ESA_A_DUPLICATE:
+	case ESA_A_WAIT:
 		R->fate[SIM_F_DUPLICATE]++;
 		return;
 	case ESA_A_COMPLETE:
@@ -184,7 +185,7 @@ static void sw_account(struct sim *s, unsigned b, uint32_t idx, struct job *j,
 	case ESA_A_FLUSH:
 		sim_cls_set(s, b, idx, CL_FREE);
 		/* fall through */
-	default:	/* ESA_A_COLLIDE, ESA_A_TOMB, ESA_A_RESEND */
+	default:	/* COLLIDE, TOMB, RESEND, RESEND_DONE */
 		R->fate[SIM_F_TO_PS]++;
 		return;
 	}
@@ -313,6 +314,23 @@ static void sw_ack(struct sim *s, unsigned b, struct pkt *p)
 	broadcast(s, b, j, p, 0);
 }
 
+/*
+ * esa_sum(): a sum the PS finished, to the job's members as their result
+ * (with the PS's reason), never back to the PS.
+ */
+static void sw_sum(struct sim *s, unsigned b, struct pkt *p)
+{
+	struct job *j = &s->job[p->job];
+
+	count(s, b, ESA_C_RX);
+	if (j->reg.state != ESA_JOB_ACTIVE || !j->at[b].mask) {
+		count(s, b, ESA_C_DROP_JOB);
+		return;
+	}
+	count(s, b, ESA_C_PS_SUM);
+	broadcast(s, b, j, p, 0);
+}
+
 /* esa_down(): at leaf b, its spine's result goes on to the leaf's ranks. */
 static void sw_down(struct sim *s, unsigned b, struct pkt *p)
 {
@@ -362,6 +380,8 @@ void sim_sw_proc(struct sim *s, unsigned b, unsigned to, struct pkt *p,
 		sw_data(s, b, p);
 	else if (p->type == ESA_T_ACK && s->policy == ESA_POLICY_ATP)
 		sw_ack(s, b, p);
+	else if (p->type == ESA_T_SUM)
+		sw_sum(s, b, p);
 	else if (p->type == ESA_T_RESULT && b)
 		sw_down(s, b, p);
 	else

@@ -51,16 +51,49 @@ static void arm_timer(struct sim *s, struct job *j, unsigned rank, stime_t d)
 	sim_push(s, d, EV_TIMER, NULL, rank, (uint32_t)(j - s->job));
 }
 
+/* The simulator's picoseconds and esa_cc.h's nanoseconds. */
+static uint64_t ps_to_ns(stime_t t)
+{
+	return t / T_NS;
+}
+
+static stime_t ns_to_ps(uint64_t ns)
+{
+	return (stime_t)ns * T_NS;
+}
+
+/* A new chunk goes out; its first timeout is the job's (esa_rto). */
 static void send_chunk(struct sim *s, struct job *j, unsigned rank, uint32_t seq)
 {
-	struct wslot *e = &j->w[rank].win[seq % j->wmax];
-	stime_t arr = worker_tx(s, j, rank, seq, 0);
+	struct worker *w = &j->w[rank];
+	struct wslot *e = &w->win[seq % j->wmax];
 
+	worker_tx(s, j, rank, seq, 0);
 	e->seq = seq;
 	e->state = WS_OUT;
 	e->tries = 0;
-	e->deadline = arr + s->t0;
+	e->sent = s->now;
+	e->rto_ns = w->rto.rto;
+	e->deadline = s->now + ns_to_ps(e->rto_ns);
 	arm_timer(s, j, rank, e->deadline);
+}
+
+/*
+ * Send what the window admits, as libesa does: chunk `next` may go while
+ * every chunk before next - window has its result; the window is the
+ * smaller of the iteration's (switchml: the job's region) and the
+ * congestion window (esa_cc.h).
+ */
+static void fill_window(struct sim *s, struct job *j, unsigned rank)
+{
+	struct worker *w = &j->w[rank];
+	uint32_t end = w->base + j->spec->chunks;
+	unsigned win = esa_cc_window(&w->cc);
+
+	if (win > w->wcur)
+		win = w->wcur;
+	while (w->next < end && w->next - w->low < win)
+		send_chunk(s, j, rank, w->next++);
 }
 
 /* ------------------------------------------------------------------ */
@@ -86,14 +119,12 @@ static unsigned job_window(const struct sim *s, const struct job *j)
 void sim_start_iteration(struct sim *s, struct job *j, unsigned rank)
 {
 	struct worker *w = &j->w[rank];
-	unsigned n;
 
 	w->wcur = job_window(s, j);
-	n = j->spec->chunks < w->wcur ? j->spec->chunks : w->wcur;
 	w->base = w->iter * j->spec->chunks;
+	w->low = w->next = w->base;
 	w->received = 0;
-	for (unsigned i = 0; i < n; i++)
-		send_chunk(s, j, rank, w->base + i);
+	fill_window(s, j, rank);
 }
 
 /*
@@ -207,7 +238,7 @@ void sim_worker_result(struct sim *s, struct pkt *p, unsigned rank)
 	struct job *j = &s->job[p->job];
 	struct worker *w;
 	struct wslot *e;
-	uint32_t seq = p->seq, nx;
+	uint32_t seq = p->seq;
 
 	if (j->state == JS_RUN && rank < j->spec->nworkers &&
 	    p->type == ESA_T_FETCH) {
@@ -228,9 +259,14 @@ void sim_worker_result(struct sim *s, struct pkt *p, unsigned rank)
 	w->kept[seq % (4 * j->wmax)] = seq + 1;
 	s->R->results_accepted++;
 	w->received++;
-	nx = seq + w->wcur;
-	if (nx < w->base + j->spec->chunks)
-		send_chunk(s, j, rank, nx);
+	w->last_rx = s->now;
+	if (!e->tries)
+		esa_rto_sample(&w->rto, ps_to_ns(s->now - e->sent));
+	esa_cc_result(&w->cc, esa_cc_classify(p->from_ps, p->reason), seq, w->next);
+	while (w->low < w->next && w->win[w->low % j->wmax].seq == w->low &&
+	       w->win[w->low % j->wmax].state == WS_GOT)
+		w->low++;
+	fill_window(s, j, rank);
 	if (w->received < j->spec->chunks)
 		return;
 	/* Iteration done. */
@@ -245,10 +281,15 @@ void sim_worker_result(struct sim *s, struct pkt *p, unsigned rank)
 		sim_job_finish(s, j);
 }
 
+/*
+ * Late chunks go again, their timeouts doubled as libesa's are
+ * (esa_rto_backoff(): capped at 4 x the round-trip timeout while results
+ * flow, at the maximum when nothing comes back).
+ */
 void sim_worker_timer(struct sim *s, struct job *j, unsigned rank)
 {
 	struct worker *w = &j->w[rank];
-	stime_t next = 0, to;
+	stime_t next = 0;
 
 	s->R->timer_fires++;
 	w->timer_at = 0;
@@ -258,12 +299,13 @@ void sim_worker_timer(struct sim *s, struct job *j, unsigned rank)
 		if (e->state != WS_OUT)
 			continue;
 		if (e->deadline <= s->now) {
-			if (e->tries < 30)
+			int flowing = s->now - w->last_rx < ns_to_ps(w->rto.max_ns);
+
+			if (e->tries < 255)
 				e->tries++;
-			to = s->t0 << (e->tries < 20 ? e->tries : 20);
-			if (to > s->tmax || to < s->t0)
-				to = s->tmax;
-			e->deadline = worker_tx(s, j, rank, e->seq, 1) + to;
+			e->rto_ns = esa_rto_backoff(&w->rto, e->rto_ns, flowing);
+			worker_tx(s, j, rank, e->seq, 1);
+			e->deadline = s->now + ns_to_ps(e->rto_ns);
 		}
 		if (!next || e->deadline < next)
 			next = e->deadline;
@@ -322,10 +364,15 @@ int sim_job_arrive(struct sim *s, struct job *j)
 	if (!j->ring || !j->w)
 		return -1;
 	for (unsigned r = 0; r < n; r++) {
-		j->w[r].win = calloc(win, sizeof(struct wslot));
-		j->w[r].kept = calloc(4 * win, sizeof(uint32_t));
-		if (!j->w[r].win || !j->w[r].kept)
+		struct worker *w = &j->w[r];
+
+		w->win = calloc(win, sizeof(struct wslot));
+		w->kept = calloc(4 * win, sizeof(uint32_t));
+		if (!w->win || !w->kept)
 			return -1;
+		esa_cc_init(&w->cc, s->P->window_min ? s->P->window_min : win, win);
+		esa_rto_init(&w->rto, ps_to_ns(s->t0), ps_to_ns(s->tmax));
+		w->last_rx = s->now;
 		sim_push(s, s->now + sim_compute_draw(s->P, j->spec, r, 0),
 			 EV_COMPUTE, NULL, r, (uint32_t)(j - s->job));
 	}

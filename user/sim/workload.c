@@ -41,6 +41,9 @@ void sim_defaults(struct sim_params *p)
 	p->nvals = ESA_DEFAULT_VALUES;
 	p->stale_ms = 1.0;
 	p->window = 128;
+	p->window_min = 0;
+	p->ps_copy = 1;
+	p->ps_sums = 1;
 	p->timeout_us = 500;
 	p->timeout_max_us = 8000;
 	p->njobs = 100;

@@ -63,12 +63,21 @@
  * count     number of int32 values; must equal the deployment's vector
  *           length (chosen when the program is loaded, default 256), so an
  *           evicted partial always fits in the packet that evicts it.
- * reason    why a packet travels to the PS (enum esa_reason), else 0.
+ * reason    why a packet travels to the PS (enum esa_reason), else 0.  In a
+ *           RESULT from the PS: why the chunk reached the PS (the most
+ *           telling reason among its pieces: contention, PREEMPT,
+ *           COLLISION or NOSLOT, before AGED and FLUSH, before RESEND and
+ *           DONE, before TOMB and DELIVER), so that a worker can tell
+ *           contention for switch memory from a loss; 0 from the switch.
  * reserved  zero.
  *
  * UDP checksum: the switch sends 0 (legal for IPv4) on packets it rewrites.
  */
-#define ESA_VERSION		2	/* 2: two levels (ESA_F_LEAF) */
+#define ESA_VERSION		3	/* 2: two levels (ESA_F_LEAF); 3: resends
+					 * wait for a young partial, ESA_R_DONE,
+					 * the PS's sums through the switch
+					 * (ESA_T_SUM), results say why (reason)
+					 */
 #define ESA_DEFAULT_PORT	7680	/* UDP port the switch listens on */
 #define ESA_MAX_WORKERS		64	/* ranks per job (bitmap width) */
 #define ESA_MAX_VALUES		856	/* largest vector length per packet */
@@ -100,6 +109,12 @@ enum esa_type {
 				 * please (the PS's copy was lost): answered
 				 * with a RESULT to the PS
 				 */
+	ESA_T_SUM,		/* PS -> switch: a sum the PS finished, which
+				 * the switch sends to the job's workers as
+				 * their RESULT (one packet on the PS's link
+				 * instead of one per worker); its reason is
+				 * why the chunk reached the PS
+				 */
 	__ESA_T_MAX,
 };
 
@@ -124,6 +139,11 @@ enum esa_reason {
 				 */
 	ESA_R_NOSLOT,		/* COLLISION: job has no switch memory */
 	ESA_R_HOLD,		/* RESULT to PS (atp): acknowledge me */
+	ESA_R_DONE,		/* COLLISION: resend of a chunk the switch
+				 * completed (its result was lost, or the
+				 * resend crossed it): PS, answer it, or
+				 * FETCH it at once if you have no copy
+				 */
 	__ESA_R_MAX,
 };
 
@@ -232,6 +252,11 @@ enum esa_counter {
 				 * queue full): seen in generic mode, where
 				 * the tc fan-out sends them; a devmap's in
 				 * native mode are the driver's tx drops
+				 */
+	ESA_C_PS_SUM,		/* sums the PS finished, sent to the workers */
+	ESA_C_RESEND_HELD,	/* resends of a rank already in a partial
+				 * that is not idle past the ageing limit:
+				 * dropped, the partial waits for its peers
 				 */
 	__ESA_C_MAX,
 };
