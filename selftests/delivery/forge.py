@@ -10,6 +10,7 @@ seq [0], count [values], values [256], reason [0], resv [0], val [1]
 (every value), n [1] frames with seq, seq + 1, ..., gap [0] seconds
 between frames.  Prints the number of frames sent.
 """
+import os
 import socket
 import struct
 import sys
@@ -30,6 +31,21 @@ def csum(b):
     return ~s & 0xffff
 
 
+def uapi_version():
+    """ESA_VERSION, from the one definition of the wire format."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "../../include/uapi/linux/esa.h")
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if len(w) >= 3 and w[:2] == ["#define", "ESA_VERSION"]:
+                return w[2]
+    raise SystemExit("no ESA_VERSION in " + path)
+
+
+VERSION = uapi_version()
+
+
 def frame(o, seq):
     nvals = int(o.get("values", 256))
     rank = int(o.get("rank", "0xffff"), 0)
@@ -39,7 +55,8 @@ def frame(o, seq):
     count = int(o.get("count", 0 if t == 6 else nvals))
     body = b"" if t == 6 else struct.pack("<%di" % nvals,
                                           *([int(o.get("val", 1))] * nvals))
-    esa = struct.pack("!BBBBHHQIHBB", int(o.get("version", "2")), t, int(o.get("flags", "0"), 0),
+    esa = struct.pack("!BBBBHHQIHBB", int(o.get("version", VERSION)), t,
+                      int(o.get("flags", "0"), 0),
                       int(o.get("prio", 0)), int(o["job"]), rank, bitmap,
                       seq & 0xffffffff, count, int(o.get("reason", 0)),
                       int(o.get("resv", 0))) + body

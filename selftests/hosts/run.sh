@@ -380,11 +380,12 @@ want rerun && rerun
 # address and port, and the switch's port): what only the switch sends, and
 # a RESULT answering no FETCH.  All dropped and counted; nothing finished.
 forge() {
-	ip netns exec $P-h1 python3 - $VALUES <<'PY'
+	ip netns exec $P-h1 python3 - $VALUES \
+		"$(awk '$2 == "ESA_VERSION" { print $3 }' include/uapi/linux/esa.h)" <<'PY'
 import socket, struct, sys
-nv = int(sys.argv[1])
+nv, ver = int(sys.argv[1]), int(sys.argv[2])
 def pkt(t, rank, bitmap, seq, reason=0):
-    return struct.pack("!BBBBHHQIHBB", 2, t, 0, 0, 1, rank, bitmap, seq, nv, reason,
+    return struct.pack("!BBBBHHQIHBB", ver, t, 0, 0, 1, rank, bitmap, seq, nv, reason,
                        0) + bytes(4 * nv)
 ps = ("10.9.250.2", 9000)
 me = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
