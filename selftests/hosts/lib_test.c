@@ -535,6 +535,77 @@ static void test_int_lossy(void)
 	job_free(&j);
 }
 
+/*
+ * The congestion window's rule (esa_cc.h), step by step: switch results
+ * grow it by one per window of them, a contention result halves it once
+ * per window (not for chunks sent before the last halving), never below
+ * window_min; losses and slow peers leave it alone; fixed when min == max.
+ */
+static void test_cc_rule(void)
+{
+	struct esa_cc cc, fixed;
+	bool once = true, grows, floor = true;
+	uint32_t w0;
+
+	esa_cc_init(&cc, 2, 32);
+	esa_cc_init(&fixed, 32, 32);
+	esa_cc_result(&cc, esa_cc_classify(false, ESA_R_PREEMPT), 10, 40);
+	esa_cc_result(&fixed, ESA_CC_CONTENTION, 10, 40);
+	w0 = esa_cc_window(&cc);
+	/* chunks sent before the halving (positions below 40) do not halve */
+	for (uint64_t p = 11; p < 40; p++)
+		esa_cc_result(&cc, ESA_CC_CONTENTION, p, 41);
+	once = esa_cc_window(&cc) == 16 && cc.decreases == 1;
+	esa_cc_result(&cc, ESA_CC_SLOW, 50, 60);
+	esa_cc_result(&cc, esa_cc_classify(true, ESA_R_RESEND), 51, 60);
+	esa_cc_result(&cc, esa_cc_classify(true, 0), 52, 60);
+	once &= esa_cc_window(&cc) == 16;
+	/* about a window's worth (the integer steps shrink as it grows) */
+	for (int k = 0; k < 17; k++)
+		esa_cc_result(&cc, esa_cc_classify(false, 0), 60 + k, 80);
+	grows = esa_cc_window(&cc) == 17;
+	for (uint64_t p = 100; p < 1000; p += 100)
+		esa_cc_result(&cc, ESA_CC_CONTENTION, p, p + 1);
+	floor = esa_cc_window(&cc) == 2;
+	ok(w0 == 16 && once && grows && floor && esa_cc_window(&fixed) == 32,
+	   "window rule: contention halves once per window (32 -> %u), losses and slow peers "
+	   "keep it, a window of switch results adds one (%s), never below window_min (%s), "
+	   "fixed without window_min", w0, grows ? "17" : "no", floor ? "2" : "no");
+}
+
+/*
+ * A job whose results come through the PS for want of switch memory (a
+ * reason, from the switch's address: the PS's SUM): counted, and with
+ * window_min its window shrinks; every sum still exact.
+ */
+static void contended(struct simswitch *s)
+{
+	s->p_contention = 0.2;
+}
+
+static void test_cc(void)
+{
+	struct op ops[] = { { ESA_INT32, 0, 200000 } };
+	struct simswitch s;
+	struct job j;
+
+	run_one(&s, &j, 12, 2, 31, "window=32 window_min=2", ops, 1, contended, 256);
+	/* ST() sums the two workers' counters: every result reaches both */
+	ok(!job_check(&j, 0, -1, NULL, 0) && ST(&j, rx_contention) == 2 * s.st.contention &&
+	   ST(&j, rx_from_ps) == 2 * s.st.contention && ST(&j, cc_decreases) > 0 &&
+	   ST(&j, cwnd) >= 2 * 2 && ST(&j, cwnd) <= 2 * 32,
+	   "window_min 2: %llu of %llu results through the PS for contention, counted "
+	   "(rx_contention, rx_from_ps), the window halved %llu times (now %llu), sums exact",
+	   (unsigned long long)ST(&j, rx_contention) / 2, (unsigned long long)ST(&j, chunks) / 2,
+	   (unsigned long long)ST(&j, cc_decreases) / 2, (unsigned long long)ST(&j, cwnd) / 2);
+	job_free(&j);
+	run_one(&s, &j, 12, 2, 31, "window=32", ops, 1, contended, 256);
+	ok(!job_check(&j, 0, -1, NULL, 0) && ST(&j, rx_contention) > 0 &&
+	   !ST(&j, cc_decreases) && ST(&j, cwnd) == 2 * 32,
+	   "without window_min the window stays 32 whatever the results say");
+	job_free(&j);
+}
+
 static void fetch_case(int gso, const char *what);
 
 static void coalescing(struct simswitch *s)
@@ -1423,6 +1494,8 @@ int main(void)
 	RUN(test_run);
 	RUN(test_int_clean);
 	RUN(test_int_lossy);
+	RUN(test_cc_rule);
+	RUN(test_cc);
 	RUN(test_gro);
 	RUN(test_overflow);
 	RUN(test_float_headroom);

@@ -36,6 +36,7 @@
 struct ss_chunk {
 	uint64_t bitmap;
 	uint8_t	done, flags, prio;
+	uint8_t	reason;		/* its results': 0, or PREEMPT (p_contention) */
 	int64_t	*sum;		/* while aggregating */
 	int32_t	*first;		/* each rank's first DATA, to check resends */
 	int32_t	*res;		/* the result, kept for resends */
@@ -60,7 +61,7 @@ struct ss_stats {
 	uint64_t gso_sends;	/* coalesced sends of 2 datagrams or more */
 	uint64_t rx, tx, results, resends, drop_in, drop_out, dups, reordered;
 	uint64_t false_ovf, true_ovf, garbage, bad_data, inconsistent, fetch_answers;
-	uint64_t prio_mismatch;
+	uint64_t prio_mismatch, contention;
 };
 
 struct simswitch {
@@ -73,6 +74,9 @@ struct simswitch {
 	int	njobs;
 	/* misbehaviour, probabilities in 0..1 */
 	double	p_drop_in, p_drop_out, p_dup, p_reorder, p_false_ovf, p_garbage;
+	/* results marked as the PS's sums (ESA_T_SUM through the switch):
+	 * reason PREEMPT, a chunk that met contention for switch memory */
+	double	p_contention;
 	/* as a PS: a resend of a chunk not complete gets a FETCH (from the
 	 * PS's socket) whose bitmap holds the ranks in so far */
 	bool	fetch_status;
@@ -253,6 +257,7 @@ static inline void ss_result(struct simswitch *s, struct ss_job *j, uint32_t seq
 	esa_hdr_init(h, ESA_T_RESULT, j->id, ESA_RANK_NONE, esa_full_mask(j->n), seq,
 		     s->nvals);
 	h->flags = c->flags;
+	h->reason = c->reason;
 	memcpy(buf + ESA_HDR_LEN, c->res, 4 * s->nvals);
 	for (int r = 0; r < j->n; r++)
 		if (to & (1ULL << r))
@@ -356,6 +361,10 @@ static inline void ss_rx(struct simswitch *s, const uint8_t *buf, int len,
 	else if (ss_fo_range(s, seq) && ss_chance(s, s->p_false_ovf)) {
 		c->flags = ESA_F_OVERFLOW;	/* e.g. a partial overflowed */
 		s->st.false_ovf++;
+	}
+	if (ss_chance(s, s->p_contention)) {
+		c->reason = ESA_R_PREEMPT;
+		s->st.contention++;
 	}
 	s->st.results++;
 	ss_result(s, j, seq, ~0ULL);

@@ -97,6 +97,7 @@ static const struct ikey ikeys[] = {
 	IK("workers", workers, 1, ESA_MAX_WORKERS),
 	IK("values", values, ESA_VALUES_ALIGN, ESA_MAX_VALUES),
 	IK("window", window, 1, ESA_WINDOW_MAX),
+	IK("window_min", window_min, 0, ESA_WINDOW_MAX),
 	IK("timeout_us", timeout_us, 50, 60000000),
 	IK("timeout_max_ms", timeout_max_ms, 1, 600000),
 	IK("give_up_ms", give_up_ms, 1, 86400000),
@@ -349,5 +350,9 @@ int esa_config_check(const struct esa_config *c, char *err, size_t len)
 		return snprintf(err, len, "prio %d above prio_max %d", c->prio, pmax), -EINVAL;
 	if ((int64_t)c->timeout_max_ms * 1000 < c->timeout_us)
 		return snprintf(err, len, "timeout_max_ms below timeout_us (timeout_ms)"), -EINVAL;
+	if (c->window_min > c->window)
+		return snprintf(err, len, "window_min %d above window %d (the window halves "
+				"on contention down to window_min)", c->window_min, c->window),
+		       -EINVAL;
 	return 0;
 }

@@ -259,6 +259,11 @@ struct esa_stats {
 	uint64_t resends_deferred; /* late packets held back a timeout because
 				 * nothing had come back for one (a slow peer,
 				 * not loss: only the oldest few go again) */
+	uint64_t rx_contention;	/* results through the PS for want of switch
+				 * memory (its reason: PREEMPT, COLLISION,
+				 * NOSLOT) */
+	uint64_t cc_decreases;	/* times the window halved (window_min) */
+	uint64_t cwnd;		/* the congestion window now, chunks */
 };
 
 /* 0, or -EINVAL.  size: sizeof(struct esa_stats) as the caller knows it. */

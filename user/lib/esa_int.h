@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <linux/esa.h>
 #include "esa_prio.h"
+#include "esa_cc.h"
 
 #include "esa.h"
 
@@ -41,6 +42,7 @@ struct esa_config {
 	bool	have_sw, have_local, have_ps;
 	int	job, rank, workers;
 	int	values, window;
+	int	window_min;		/* AIMD's floor (esa_cc.h); 0: fixed */
 	int	timeout_us, timeout_max_ms, give_up_ms;
 	int	policy, prio, prio_max;		/* prio_max < 0: = prio */
 	int	quantum, prio_steps;		/* las, srsf: esa_prio.h */
@@ -275,8 +277,8 @@ struct esa_worker {
 	uint64_t rng;
 	int	broken;		/* 0, or the error every later call gets */
 	bool	send_blocked;
-	int64_t	srtt_us, rttvar_us;	/* round-trip estimate */
-	uint32_t rto_us;	/* first timeout of a new chunk */
+	struct esa_rto rto;	/* round trip, first timeout of a chunk (esa_cc.h) */
+	struct esa_cc cc;	/* the congestion window (esa_cc.h) */
 	/* Packets to send: new ones in order, late ones by deadline. */
 	uint32_t npkts;		/* 2 * nent */
 	struct esa_pkt **ready;	/* ring of npkts: built, not sent yet */

@@ -232,7 +232,10 @@ esa_worker *esa_worker_open(const esa_config *c, char *err, size_t errlen)
 	}
 	w->st.io_xdp = !!w->xsk;
 	w->last_rx_ns = w->last_sw_ns = w->last_ps_ns = esa_now_mono_ns();
-	w->rto_us = c->timeout_us;
+	esa_rto_init(&w->rto, (uint64_t)c->timeout_us * 1000,
+		     (uint64_t)c->timeout_max_ms * NSEC_PER_MSEC);
+	esa_cc_init(&w->cc, c->window_min ? c->window_min : c->window, c->window);
+	w->st.cwnd = esa_cc_window(&w->cc);
 	return w;
 }
 
@@ -577,7 +580,7 @@ static void pkt_init(struct esa_worker *w, struct esa_entry *e, int k, uint32_t 
 	p->state = PK_READY;
 	p->tries = 0;
 	p->ovf = 0;
-	p->rto_us = w->rto_us;
+	p->rto_us = w->rto.rto / 1000;
 	p->first_ns = p->due_ns = 0;
 	ready_push(w, p);
 	esa_hdr_init(h, ESA_T_DATA, w->cfg.job, w->cfg.rank, 1ULL << w->cfg.rank, seq,
@@ -706,7 +709,9 @@ static bool try_build(struct esa_worker *w, struct esa_entry *e)
 
 static void admit(struct esa_worker *w)
 {
-	while (w->admit && w->next_pos - w->low_pos < w->window) {
+	uint32_t win = esa_cc_window(&w->cc);
+
+	while (w->admit && w->next_pos - w->low_pos < win) {
 		struct esa_request *r = w->admit;
 		struct esa_entry *e;
 		uint32_t p;
@@ -985,32 +990,32 @@ static void chunk_result(struct esa_worker *w, struct esa_entry *e, int k, bool 
 }
 
 /*
- * Round-trip estimate from chunks answered on their first send (Jacobson
- * and Karels, as TCP): the first timeout of a new chunk is srtt + 4 rttvar,
- * at least timeout_ms, at most timeout_max_ms.  A round trip includes the
- * wait for the slowest peer's packet, so the estimate follows the job.
+ * A chunk answered on its first send: a round-trip sample (esa_rto_sample():
+ * srtt + 4 rttvar, within timeout_us and timeout_max_ms).  A round trip
+ * includes the wait for the slowest peer's packet, so the estimate follows
+ * the job.
  */
 static void rtt_sample(struct esa_worker *w, uint64_t ns)
 {
-	int64_t us = ns / 1000, rto;
-
-	w->st.rtt_us_sum += us;
+	w->st.rtt_us_sum += ns / 1000;
 	w->st.rtt_samples++;
-	if (!w->srtt_us) {
-		w->srtt_us = us;
-		w->rttvar_us = us / 2;
-	} else {
-		int64_t d = us - w->srtt_us;
+	esa_rto_sample(&w->rto, ns);
+}
 
-		w->srtt_us += d / 8;
-		w->rttvar_us += ((d < 0 ? -d : d) - w->rttvar_us) / 4;
-	}
-	rto = w->srtt_us + 4 * w->rttvar_us;
-	if (rto < w->cfg.timeout_us)
-		rto = w->cfg.timeout_us;
-	if (rto > (int64_t)w->cfg.timeout_max_ms * 1000)
-		rto = (int64_t)w->cfg.timeout_max_ms * 1000;
-	w->rto_us = rto;
+/*
+ * What the result of entry e says to the congestion window (esa_cc.h): a
+ * sum from the switch grows it; one through the PS for want of switch
+ * memory halves it, once per window (with window_min set).
+ */
+static void window_result(struct esa_worker *w, const struct esa_entry *e,
+			  bool from_ps, uint8_t reason)
+{
+	enum esa_cc_signal sig = esa_cc_classify(from_ps, reason);
+
+	w->st.rx_contention += sig == ESA_CC_CONTENTION;
+	esa_cc_result(&w->cc, sig, e->pos, w->next_pos);
+	w->st.cc_decreases = w->cc.decreases;
+	w->st.cwnd = esa_cc_window(&w->cc);
 }
 
 /* Keep a result for FETCH: the received packet itself, in its buffer. */
@@ -1198,9 +1203,11 @@ bool esa_rx_packet(struct esa_worker *w, uint8_t *pkt, size_t len,
 	heap_del(w, &e->p[k]);
 	e->p[k].state = PK_DONE;
 	w->st.rx_results++;
-	w->st.rx_from_ps += from_ps;
+	/* the PS's own, or its sum through the switch (a reason) */
+	w->st.rx_from_ps += from_ps || h->reason;
 	if (e->p[k].tries == 1)
 		rtt_sample(w, now - e->p[k].first_ns);
+	window_result(w, e, from_ps, h->reason);
 	if (h->flags & ESA_F_OVERFLOW)
 		w->st.overflows++;
 	if (e->p[k].kind == CK_SCALE)
@@ -1217,27 +1224,23 @@ bool esa_rx_packet(struct esa_worker *w, uint8_t *pkt, size_t len,
 /* Sending and receiving                                               */
 /* ------------------------------------------------------------------ */
 
-/* p[0..n) went out now: their deadlines, into the heap. */
+/*
+ * p[0..n) went out now: their deadlines, into the heap.  A resend's timeout
+ * doubles (esa_rto_backoff(): fully only when nothing comes back, a switch
+ * or PS down; while results arrive, a late chunk is a loss or a slow peer,
+ * and a long timeout would only stall the window).
+ */
 static void mark_sent(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t now)
 {
-	uint64_t cap = (uint64_t)w->cfg.timeout_max_ms * NSEC_PER_MSEC;
+	int flowing = now - w->last_rx_ns < w->rto.max_ns;
 
-	/*
-	 * Back off fully only when nothing comes back (a switch or PS down):
-	 * while results arrive, a late chunk is a loss or a slow peer, and a
-	 * long timeout would only stall the window.
-	 */
-	if (now - w->last_rx_ns < cap && 4000ULL * w->rto_us < cap)
-		cap = 4000ULL * w->rto_us;
 	for (int i = 0; i < n; i++) {
 		uint64_t rto = (uint64_t)p[i]->rto_us * 1000;
 
 		w->st.tx_packets++;
 		if (p[i]->state == PK_SENT) {
 			w->st.tx_resends++;
-			rto *= 2;
-			if (rto > cap)
-				rto = cap;
+			rto = esa_rto_backoff(&w->rto, rto, flowing);
 			p[i]->rto_us = rto / 1000;
 		} else {
 			p[i]->first_ns = now;
@@ -1261,7 +1264,7 @@ static void mark_sent(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t 
 
 static int late_limit(struct esa_worker *w, uint64_t now)
 {
-	return now - w->last_rx_ns > (uint64_t)w->rto_us * 1000 ? ESA_QUIET_RESENDS : ESA_BATCH;
+	return now - w->last_rx_ns > w->rto.rto ? ESA_QUIET_RESENDS : ESA_BATCH;
 }
 
 /* The late packets beyond a quiet round's few: due again a timeout later. */
@@ -1667,7 +1670,7 @@ static const struct {
 	SF(fetch_answered), SF(send_again), SF(rtt_us_sum), SF(rtt_samples),
 	SF(rx_untrusted), SF(fetch_refused), SF(icmp_errors), SF(ps_probes), SF(rcvbuf),
 	SF(io_xdp), SF(xdp_zerocopy), SF(xdp_drops), SF(udp_gro), SF(rx_coalesced),
-	SF(waits), SF(resends_deferred),
+	SF(waits), SF(resends_deferred), SF(rx_contention), SF(cc_decreases), SF(cwnd),
 };
 
 int64_t esa_worker_stat(const esa_worker *w, const char *name)
