@@ -18,10 +18,12 @@ JOBS_DIR	:= user/jobs
 HOSTS_TEST_DIR	:= selftests/hosts
 LIB_OUT		:= $(OUTPUT)/lib
 LIB_SRCS	:= $(LIB_DIR)/config.c $(LIB_DIR)/worker.c $(LIB_DIR)/quant.c $(LIB_DIR)/io.c \
+		   $(LIB_DIR)/delay.c \
 		   $(LIB_DIR)/xsk.c
 LIB_OBJS	:= $(patsubst $(LIB_DIR)/%.c,$(LIB_OUT)/%.o,$(LIB_SRCS))
 LIB_HDRS	:= $(LIB_DIR)/esa.h $(LIB_DIR)/esa_int.h $(LIB_DIR)/xsk.h include/uapi/linux/esa.h include/esa_prio.h \
-		   include/esa_policy.h include/esa_wire.h include/esa_names.h user/common/words.h
+		   include/esa_policy.h include/esa_wire.h include/esa_names.h user/common/words.h \
+		   include/esa_cc.h user/common/delayline.h
 LIBESA_A	:= $(OUTPUT)/libesa.a
 LIBESA_SO	:= $(OUTPUT)/libesa.so
 # -fno-math-errno lets lrintf() become one vector instruction.

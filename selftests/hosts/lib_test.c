@@ -606,6 +606,49 @@ static void test_cc(void)
 	job_free(&j);
 }
 
+/*
+ * link_delay_us: every datagram waits that long each way in the transport
+ * (a testbed's emulated propagation); sums exact, and no round trip shorter
+ * than the two delays (a lower bound that a slow machine only raises).
+ * With UDP_GRO (or AF_XDP) it is refused at open.
+ */
+static void test_link_delay(void)
+{
+	struct op ops[] = { { ESA_INT32, 0, 30000 }, { ESA_INT32, 0, 700 } };
+	struct simswitch s;
+	struct job j;
+	uint64_t n, mean;
+	char why[256] = "";
+	esa_config *c;
+	esa_worker *w;
+
+	run_one(&s, &j, 13, 2, 41, "window=8 link_delay_us=3000 timeout_ms=20", ops, 2,
+		lossy, 256);
+	n = ST(&j, rtt_samples);
+	mean = n ? ST(&j, rtt_us_sum) / n : 0;
+	ok(!job_check(&j, 0, -1, NULL, 0) && !job_check(&j, 1, -1, NULL, 0) && n &&
+	   mean >= 6000, "link_delay_us 3000 through loss and reordering: sums exact, "
+	   "round trips %llu us on average (at least the two delays, 6000)",
+	   (unsigned long long)mean);
+	job_free(&j);
+	c = esa_config_new();
+	esa_config_set(c, "switch", "127.0.0.1:9");
+	esa_config_set(c, "job", "1");
+	esa_config_set(c, "rank", "0");
+	esa_config_set(c, "workers", "1");
+	snprintf(why, sizeof(why), "127.0.0.1:%u", ports(1));
+	esa_config_set(c, "local", why);
+	esa_config_set(c, "ps", "127.0.0.1:10");
+	esa_config_set(c, "link_delay_us", "100");
+	esa_config_set(c, "udp_gro", "1");
+	w = esa_worker_open(c, why, sizeof(why));
+	ok(!w && strstr(why, "link_delay_us works on io=udp without udp_gro"),
+	   "link_delay_us with udp_gro: refused at open (%s)", why);
+	if (w)
+		esa_worker_close(w);
+	esa_config_free(c);
+}
+
 static void fetch_case(int gso, const char *what);
 
 static void coalescing(struct simswitch *s)
@@ -1496,6 +1539,7 @@ int main(void)
 	RUN(test_int_lossy);
 	RUN(test_cc_rule);
 	RUN(test_cc);
+	RUN(test_link_delay);
 	RUN(test_gro);
 	RUN(test_overflow);
 	RUN(test_float_headroom);

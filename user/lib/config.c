@@ -111,6 +111,7 @@ static const struct ikey ikeys[] = {
 	IK("queue", queue, 0, 1023),
 	IK("xdp_workers", xdp_workers, 1, 64),
 	IK("udp_gro", udp_gro, 0, 1),
+	IK("link_delay_us", link_delay_us, 0, 1000000),
 };
 
 int esa_config_set(esa_config *c, const char *key, const char *value)

@@ -55,6 +55,7 @@ struct esa_config {
 	int	xdp_workers;		/* AF_XDP: workers of a process sharing a
 					 * queue's UMEM (the first sizes it) */
 	int	udp_gro;		/* UDP: results coalesced (UDP_GRO) */
+	int	link_delay_us;		/* emulated one-way link delay (delay.c) */
 	char	ifname[ESA_IFNAMSIZ];	/* AF_XDP: "" = the route to the switch */
 	char	netns[256];
 	char	err[256];
@@ -292,6 +293,7 @@ struct esa_worker {
 	/* the transport */
 	struct esa_udp udp;
 	struct esa_xsk *xsk;	/* AF_XDP, or NULL: UDP */
+	struct esa_delay *delay;	/* emulated link delay, or NULL (delay.c) */
 };
 
 uint64_t esa_now_mono_ns(void);
@@ -350,5 +352,21 @@ bool esa_io_claim(struct esa_worker *w, const struct esa_pkt *p);
 int esa_io_wait(struct esa_worker *w, uint64_t deadline_ns);
 /* A datagram to the PS (a FETCH answer, a probe), on the UDP socket. */
 int esa_io_send_ps(struct esa_worker *w, const void *buf, size_t len, uint64_t now);
+
+/* ------------------------------------------------------------------ */
+/* Emulated link delay (delay.c: config key link_delay_us, UDP only)   */
+/* ------------------------------------------------------------------ */
+
+struct esa_delay;
+/* Receive buffers the delay line may hold (0 without a delay). */
+uint32_t esa_delay_rx_cap(const struct esa_worker *w);
+int esa_delay_open(struct esa_worker *w, char *err, size_t len);
+void esa_delay_close(struct esa_worker *w);
+int esa_delay_send(struct esa_worker *w, const void *buf, size_t len, bool to_ps,
+		   uint64_t now);
+bool esa_delay_hold(struct esa_worker *w, uint32_t buf, size_t len,
+		    const struct sockaddr_in *src, uint64_t now);
+int esa_delay_flush(struct esa_worker *w, uint64_t now);
+uint64_t esa_delay_next(const struct esa_worker *w);
 
 #endif /* LIBESA_INT_H */

@@ -159,7 +159,7 @@ static int udp_buffers(struct esa_worker *w)
 	struct esa_udp *u = &w->udp;
 
 	u->slot = (w->pktlen + 64 + 63) & ~(size_t)63;	/* longer: not ours */
-	u->nbuf = w->nrc + 2 * ESA_BATCH + ESA_GRO_MSGS * gro_segs(w);
+	u->nbuf = w->nrc + 2 * ESA_BATCH + ESA_GRO_MSGS * gro_segs(w) + esa_delay_rx_cap(w);
 	u->mem = aligned_alloc(64, u->slot * u->nbuf);
 	u->free = malloc(u->nbuf * sizeof(*u->free));
 	if (!u->mem || !u->free)
@@ -271,6 +271,8 @@ int esa_io_open(struct esa_worker *w, char *err, size_t len)
 		return rc;
 	rc = w->cfg.io == ESA_IO_UDP ? udp_open(w, err, len) : xdp_open(w, err, len);
 	leave_netns(back);
+	if (!rc)
+		rc = esa_delay_open(w, err, len);
 	if (rc)
 		return rc;
 	if (!w->xsk) {
@@ -296,6 +298,7 @@ uint8_t *esa_io_pkt(struct esa_worker *w, uint32_t id)
 
 void esa_io_close(struct esa_worker *w)
 {
+	esa_delay_close(w);
 	esa_xsk_worker_close(w);
 	if (w->udp.fd >= 0)
 		close(w->udp.fd);
@@ -381,10 +384,27 @@ static int udp_send(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t no
 	return sent;
 }
 
+/* With an emulated link delay (delay.c): into its line, out when due. */
+static int delayed_send(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t now)
+{
+	int k;
+
+	for (k = 0; k < n; k++)
+		if (esa_delay_send(w, p[k]->buf, w->pktlen, false, now))
+			break;
+	if (k < n) {
+		w->st.send_again++;
+		w->send_blocked = true;
+	}
+	return k;
+}
+
 int esa_io_send(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t now)
 {
 	if (w->xsk)
 		return esa_xsk_worker_send(w, p, n, now);
+	if (w->delay)
+		return delayed_send(w, p, n, now);
 	return udp_send(w, p, n, now);
 }
 
@@ -400,6 +420,8 @@ bool esa_io_claim(struct esa_worker *w, const struct esa_pkt *p)
 
 int esa_io_send_ps(struct esa_worker *w, const void *buf, size_t len, uint64_t now)
 {
+	if (w->delay)
+		return esa_delay_send(w, buf, len, true, now);
 	if (sendto(w->udp.fd, buf, len, 0, (const struct sockaddr *)&w->cfg.ps,
 		   sizeof(w->cfg.ps)) == (ssize_t)len)
 		return 0;
@@ -458,8 +480,11 @@ static int udp_drain(struct esa_worker *w, int fd, uint64_t now)
 		if (m <= 0)
 			return m < 0 ? m : got;
 		for (int i = 0; i < m; i++) {
-			if (esa_rx_packet(w, u->riov[i].iov_base, u->rmsg[i].msg_len, &u->rsrc[i],
-					  now, u->rb[i]))
+			if (w->delay && esa_delay_hold(w, u->rb[i], u->rmsg[i].msg_len,
+						       &u->rsrc[i], now))
+				u->rb[i] = UINT32_MAX;	/* the delay line has it */
+			else if (esa_rx_packet(w, u->riov[i].iov_base, u->rmsg[i].msg_len,
+					       &u->rsrc[i], now, u->rb[i]))
 				u->rb[i] = UINT32_MAX;	/* the cache has it now */
 		}
 		got += m;
@@ -555,7 +580,7 @@ static int gro_drain(struct esa_worker *w, uint64_t now)
 
 int esa_io_recv(struct esa_worker *w, uint64_t now)
 {
-	int got = 0, rc;
+	int got = w->delay ? esa_delay_flush(w, now) : 0, rc;
 
 	if (w->xsk) {
 		rc = esa_xsk_worker_recv(w, now);
@@ -580,6 +605,8 @@ int esa_io_wait(struct esa_worker *w, uint64_t deadline_ns)
 	uint64_t now = esa_now_mono_ns();
 	int n = 0, rc;
 
+	if (w->delay && esa_delay_next(w) < deadline_ns)
+		deadline_ns = esa_delay_next(w);
 	if (deadline_ns != UINT64_MAX) {
 		uint64_t d = deadline_ns > now ? deadline_ns - now : 0;
 

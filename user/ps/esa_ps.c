@@ -28,6 +28,7 @@
 
 #include "ps.h"
 #include "words.h"
+#include "delayline.h"
 #include "xsk.h"
 
 #define BATCH		64
@@ -95,6 +96,8 @@ static void usage(int rc)
 		"                         switch, which sends it to them (switch, the\n"
 		"                         default, with one switch), or one RESULT to\n"
 		"                         each worker from here (direct)\n"
+		"      --link-delay-us N  testbeds: every datagram in and out waits N us\n"
+		"                         (an emulated wire's propagation; UDP only)\n"
 		"  -i, --stats-interval S print the counters every S seconds\n"
 		"  -j, --json             counters as JSON\n"
 		"  -q, --quiet            no startup line\n"
@@ -139,8 +142,68 @@ static struct esa_xsk *xs;	/* AF_XDP, or NULL (below) */
 static bool xs_tx(const struct sockaddr_in *from, const struct sockaddr_in *to,
 		  const void *buf, size_t len);
 
+/* ------------------------------------------------------------------ */
+/* Emulated link delay (--link-delay-us, testbeds without netem)       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Every datagram the PS receives waits that long before the PS sees it,
+ * every one it sends before it goes: the propagation of a longer wire,
+ * each way (libesa's link_delay_us is the workers' side).  UDP only.
+ */
+#define DL_CAP	2048
+
+struct dl {
+	struct esa_dline line;
+	uint8_t	*buf;		/* DL_CAP copies of BUFSZ */
+	uint32_t *len;
+	struct sockaddr_in *a, *b;	/* rx: source; tx: from, to */
+	uint32_t next;
+};
+
+static struct dl dl_rx, dl_tx;
+
+static void dl_init(struct dl *d, uint64_t ns)
+{
+	d->buf = malloc((size_t)DL_CAP * BUFSZ);
+	d->len = calloc(DL_CAP, sizeof(*d->len));
+	d->a = calloc(DL_CAP, sizeof(*d->a));
+	d->b = calloc(DL_CAP, sizeof(*d->b));
+	if (!d->buf || !d->len || !d->a || !d->b || esa_dline_init(&d->line, ns, DL_CAP))
+		die("out of memory");
+}
+
+/* Datagram buf goes in line d; false if the line is full. */
+static bool dl_push(struct dl *d, const void *buf, size_t len, const struct sockaddr_in *a,
+		    const struct sockaddr_in *b, uint64_t now)
+{
+	uint32_t k = d->next;
+
+	if (len > BUFSZ || !esa_dline_push(&d->line, k, now))
+		return false;
+	d->next = (k + 1) % DL_CAP;
+	memcpy(d->buf + (size_t)k * BUFSZ, buf, len);
+	d->len[k] = len;
+	d->a[k] = *a;
+	if (b)
+		d->b[k] = *b;
+	return true;
+}
+
+static void tx_now(const struct sockaddr_in *from, const struct sockaddr_in *to,
+		   const void *buf, size_t len);
+
 static void tx(void *ctx, const struct sockaddr_in *from, const struct sockaddr_in *to,
 	       const void *buf, size_t len)
+{
+	(void)ctx;
+	if (dl_tx.buf && dl_push(&dl_tx, buf, len, from, to, now_ns()))
+		return;
+	tx_now(from, to, buf, len);
+}
+
+static void tx_now(const struct sockaddr_in *from, const struct sockaddr_in *to,
+		   const void *buf, size_t len)
 {
 	struct sock *s = NULL;
 
@@ -166,7 +229,6 @@ static void tx(void *ctx, const struct sockaddr_in *from, const struct sockaddr_
 	s->msg[s->n].msg_hdr.msg_name = &s->to[s->n];
 	s->msg[s->n].msg_hdr.msg_namelen = sizeof(s->to[s->n]);
 	s->n++;
-	(void)ctx;
 }
 
 static int open_sock(const struct sockaddr_in *a)
@@ -242,6 +304,7 @@ struct opts {
 	bool	json, quiet;
 	int	io;		/* IO_*: the transport */
 	int	queue;		/* AF_XDP: the interface's queue */
+	int	delay_us;	/* emulated one-way link delay (0: none) */
 	char	ifname[16];	/* AF_XDP: "" = the route to the first job's worker */
 };
 
@@ -325,6 +388,8 @@ static int file_option(struct opts *o, char **w, int n)
 		o->queue = to_int("queue", v, 0, 1023);
 	else if (!strcmp(k, "sums"))
 		set_sums(o, v);
+	else if (!strcmp(k, "link-delay-us"))
+		o->delay_us = to_int("link-delay-us", v, 0, 1000000);
 	else
 		die("unknown word \"%s\" (jobs start with \"job\")", k);
 	return 2;
@@ -459,7 +524,9 @@ static void sock_rx(struct ps *ps, int k)
 		if (m <= 0)
 			break;
 		for (int i = 0; i < m; i++)
-			ps_rx(ps, riov[i].iov_base, rmsg[i].msg_len, &rsrc[i], t);
+			if (!dl_rx.buf || !dl_push(&dl_rx, riov[i].iov_base, rmsg[i].msg_len,
+						   &rsrc[i], NULL, t))
+				ps_rx(ps, riov[i].iov_base, rmsg[i].msg_len, &rsrc[i], t);
 		if (xs)
 			xs_flush(ps);
 		for (int s = 0; s < nsocks; s++)
@@ -468,6 +535,37 @@ static void sock_rx(struct ps *ps, int k)
 		if (m < BATCH)
 			break;
 	}
+}
+
+/* What has waited its time in the delay lines: to the PS, to the wire. */
+static void dl_flush(struct ps *ps)
+{
+	uint64_t t = now_ns();
+	uint32_t k;
+
+	while (esa_dline_pop(&dl_rx.line, t, &k))
+		ps_rx(ps, dl_rx.buf + (size_t)k * BUFSZ, dl_rx.len[k], &dl_rx.a[k], t);
+	while (esa_dline_pop(&dl_tx.line, t, &k))
+		tx_now(&dl_tx.a[k], &dl_tx.b[k], dl_tx.buf + (size_t)k * BUFSZ, dl_tx.len[k]);
+	for (int s = 0; s < nsocks; s++)
+		if (socks[s].n)
+			flush_sock(ps, &socks[s]);
+}
+
+/* How long poll may sleep: 200 ms, or until the next delayed datagram. */
+static int poll_ms(void)
+{
+	uint64_t next, t;
+
+	if (!dl_rx.buf)
+		return 200;
+	next = esa_dline_next(&dl_rx.line);
+	if (esa_dline_next(&dl_tx.line) < next)
+		next = esa_dline_next(&dl_tx.line);
+	t = now_ns();
+	if (next == UINT64_MAX)
+		return 200;
+	return next <= t ? 0 : (int)((next - t + 999999) / 1000000);
 }
 
 static void serve(struct ps *ps, const struct opts *o)
@@ -483,7 +581,7 @@ static void serve(struct ps *ps, const struct opts *o)
 	if (o->interval)
 		next_stats = now_ns() + o->interval * 1000000000ULL;
 	while (!want_exit) {
-		int rc = poll(pfd, n, 200);
+		int rc = poll(pfd, n, poll_ms());
 
 		if (rc < 0 && errno != EINTR)
 			die("poll: %s", strerror(errno));
@@ -492,6 +590,8 @@ static void serve(struct ps *ps, const struct opts *o)
 				sock_rx(ps, k);
 		if (rc > 0 && xs && (pfd[nsocks].revents & POLLIN))
 			xs_rx(ps);
+		if (dl_rx.buf)
+			dl_flush(ps);
 		if (xs)
 			esa_xsk_tx_kick(xs);	/* what the device pushed back */
 		if (want_stats) {
@@ -520,6 +620,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct ps_job_cfg *
 		{ "ifname", required_argument, NULL, 'F' },
 		{ "queue", required_argument, NULL, 'Q' },
 		{ "sums", required_argument, NULL, 'S' },
+		{ "link-delay-us", required_argument, NULL, 'D' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -543,6 +644,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct ps_job_cfg *
 		case 'F': set_ifname(o, optarg); break;
 		case 'Q': o->queue = to_int("queue", optarg, 0, 1023); break;
 		case 'S': set_sums(o, optarg); break;
+		case 'D': o->delay_us = to_int("link-delay-us", optarg, 0, 1000000); break;
 		case 'j': o->json = true; break;
 		case 'q': o->quiet = true; break;
 		case 'h': usage(0); break;
@@ -610,6 +712,12 @@ int main(int argc, char **argv)
 		socks[nsocks].fd = open_sock(&jobs[i].ps);
 		nsocks++;
 	}
+	if (o.delay_us && o.io != IO_UDP)
+		die("link-delay-us needs --io udp (AF_XDP's frames are not held)");
+	if (o.delay_us) {
+		dl_init(&dl_rx, o.delay_us * 1000ULL);
+		dl_init(&dl_tx, o.delay_us * 1000ULL);
+	}
 	if (o.io != IO_UDP) {
 		char why[160];
 
@@ -624,8 +732,9 @@ int main(int argc, char **argv)
 	rx_init();
 	if (!o.quiet)
 		fprintf(stderr, "%s: serving %d job%s on %d address%s, %d values, cache %u, "
-			"pending %u per job, io %s\n", prog, njobs, njobs > 1 ? "s" : "", nsocks,
-			nsocks > 1 ? "es" : "", o.ps.nvals, o.ps.cache, o.ps.pending, io);
+			"pending %u per job, io %s%s%.0d%s\n", prog, njobs, njobs > 1 ? "s" : "",
+			nsocks, nsocks > 1 ? "es" : "", o.ps.nvals, o.ps.cache, o.ps.pending, io,
+			o.delay_us ? ", link delay " : "", o.delay_us, o.delay_us ? " us" : "");
 	serve(ps, &o);
 	ps_print_stats(ps, stdout, o.json);
 	esa_xsk_close(xs);
