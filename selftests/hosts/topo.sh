@@ -184,7 +184,7 @@ topo_shape() {
 # on eth0's egress for host -> switch, and for switch -> host on an IFB
 # device that eth0's ingress redirects everything to (the switch's XDP
 # redirects bypass its port's qdisc, so the host shapes what it receives, as
-# the port's egress queue would).  Half the kernel work of a bridge per host
+# the port's egress queue would).  Less kernel work than a bridge per host
 # (docs/evaluation.md measures both).  UDP only: an AF_XDP socket's frames
 # pass neither qdisc (its XDP hook runs before tc ingress, its TX goes
 # straight to the driver); use a wire (topo_shape) for AF_XDP.  BURST
@@ -195,10 +195,11 @@ topo_shape_host() {
 	ip -n $h link add ifb0 mtu $TOPO_MTU type ifb 2>/dev/null ||
 		ip -n $h link show ifb0 >/dev/null || return 1
 	ip -n $h link set ifb0 up || return 1
+	# overhead 24: Ethernet's preamble, FCS and gap, as on a wire
 	tc -n $h qdisc replace dev eth0 root tbf rate "$rate" burst "$burst" \
-		latency "$lim" || return 1
+		latency "$lim" overhead 24 || return 1
 	tc -n $h qdisc replace dev ifb0 root tbf rate "$rate" burst "$burst" \
-		latency "$lim" || return 1
+		latency "$lim" overhead 24 || return 1
 	tc -n $h qdisc replace dev eth0 handle ffff: ingress || return 1
 	tc -n $h filter replace dev eth0 parent ffff: pref 1 protocol all \
 		u32 match u32 0 0 action mirred egress redirect dev ifb0
@@ -244,6 +245,43 @@ topo_stop() {
 	fi
 	wait "$1" 2>/dev/null
 	return 0
+}
+
+# topo_start_ps HOST OUT ERR HUNG -- ESA-PS ARGS...: esa-ps in host HOST's
+# namespace, its stdout to OUT, stderr to ERR; waits until it serves.  One
+# silent for 20 s is killed, its kernel stack appended to HUNG, and started
+# again (twice at most: on a shared machine, opening AF_XDP once hung); one
+# that exits is tried again too.  0 with its pid in TOPO_PSPID (and in
+# TOPO_PIDS, for the cleanup), or 1 with why in TOPO_PSWHY.
+topo_start_ps() {
+	local h=$1 out=$2 err=$3 hung=$4 try t pid
+	shift 4
+	[ "${1:-}" = "--" ] && shift
+	for try in 1 2 3; do
+		ip netns exec $P-h$h $B/esa-ps "$@" >"$out" 2>"$err" &
+		pid=$!
+		for t in $(seq 200); do
+			if grep -qs serving "$err"; then
+				TOPO_PSPID=$pid
+				TOPO_PIDS="$TOPO_PIDS $pid"
+				return 0
+			fi
+			kill -0 $pid 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 $pid 2>/dev/null; then
+			TOPO_PSWHY="silent for 20 s"
+			{ echo "try $try: $TOPO_PSWHY, in"; cat /proc/$pid/stack; } >>"$hung" 2>&1
+			kill -KILL $pid
+			wait $pid 2>/dev/null
+		else
+			wait $pid
+			TOPO_PSWHY="exited with status $?: $(tail -n 1 "$err")"
+		fi
+		echo "esa-ps on host $h did not start ($TOPO_PSWHY), try $try of 3" >&2
+	done
+	TOPO_PSWHY="esa-ps did not start in 3 tries ($TOPO_PSWHY)"
+	return 1
 }
 
 topo_cleanup() {

@@ -201,7 +201,9 @@ static void cpu_read(struct cpu *c)
 	c->idle = v[3] + v[4];
 	c->total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
 	c->self = proc_cpu_s(getpid());
-	c->ps = R.o && R.o->ps_pid ? proc_cpu_s(R.o->ps_pid) : 0;
+	c->ps = 0;
+	for (int i = 0; R.o && i < R.o->nps_pid; i++)
+		c->ps += proc_cpu_s(R.o->ps_pid[i]);
 }
 
 static struct cpu cpu0;
@@ -277,8 +279,12 @@ static void worker_config(const struct wk *w, esa_config *c)
 	esa_config_set_int(c, "total_chunks", (long long)j->s->chunks * j->s->iters);
 	esa_config_set_int(c, "quantum", SIM_PRIO_QUANTUM);
 	esa_config_set_int(c, "prio_steps", SIM_PRIO_STEPS);
-	snprintf(buf, sizeof(buf), "10.9.%u.2:%u", JCT_PS_HOST, JCT_PS_PORT);
+	snprintf(buf, sizeof(buf), "10.9.%u.2:%u", jct_ps_host(R.o, j->id), JCT_PS_PORT);
 	esa_config_set(c, "ps", buf);
+	if (p->window_min)
+		esa_config_set_int(c, "window_min", p->window_min);
+	if (R.o->link_delay_us)
+		esa_config_set_int(c, "link_delay_us", R.o->link_delay_us);
 	if (strcmp(R.o->io, "udp")) {
 		/* the workers of a host share its queue's UMEM, which the
 		 * first to open sizes for xdp_workers like it */
@@ -432,7 +438,10 @@ static void job_entry(const struct job *j, struct esa_job *e)
 	memset(e, 0, sizeof(*e));
 	e->nworkers = j->n;
 	e->max_prio = top_prio(&R.o->p, j->s);
-	inet_pton(AF_INET, "10.9.250.2", &e->ps.ip);
+	char ps[32];
+
+	snprintf(ps, sizeof(ps), "10.9.%u.2", jct_ps_host(R.o, j->id));
+	inet_pton(AF_INET, ps, &e->ps.ip);
 	e->ps.port = htons(JCT_PS_PORT);
 	e->lease_ms = 0;
 	for (unsigned r = 0; r < j->n; r++) {
@@ -1099,9 +1108,16 @@ static int cmd_list(struct jct_opts *o)
 
 static int cmd_env(struct jct_opts *o)
 {
+	unsigned nps = o->p.ps_hosts ? o->p.ps_hosts : o->p.njobs;
+
 	printf("JCT_POOL=%u\nJCT_NVALS=%u\nJCT_STALE=%u\nJCT_JOBS=%u\nJCT_HOSTS=%u\n",
 	       o->p.pool, o->p.nvals, (unsigned)lround(o->p.stale_ms), o->p.njobs,
 	       o->hosts);
+	printf("JCT_DELAY=%u\nJCT_PSCOPY=%s\nJCT_PSSUMS=%s\nJCT_PSHOSTS=\"", o->link_delay_us,
+	       o->p.ps_copy ? "on" : "off", o->p.ps_sums ? "switch" : "direct");
+	for (unsigned k = 0; k < nps; k++)
+		printf("%s%u", k ? " " : "", o->p.ps_hosts == 1 ? JCT_PS_HOST : JCT_PS_HOST0 + k);
+	printf("\"\n");
 	return 0;
 }
 
@@ -1115,7 +1131,7 @@ static int cmd_ps_jobs(struct jct_opts *o)
 	}
 	printf("values %u\n", o->p.nvals);
 	for (unsigned i = 0; i < w.njobs; i++) {
-		printf("job %u ps 10.9.%u.2:%u workers", i, JCT_PS_HOST, JCT_PS_PORT);
+		printf("job %u ps 10.9.%u.2:%u workers", i, jct_ps_host(o, i), JCT_PS_PORT);
 		for (unsigned r = 0; r < w.job[i].nworkers; r++)
 			printf(" 10.9.%u.2:%u", jct_host_of(o, i, r), JCT_PORT_BASE + i);
 		printf("\n");

@@ -16,7 +16,10 @@
 
 #define JCT_MAX_JOBS	250	/* job ids 0..249: the switch's and esa-ps's limits */
 #define JCT_MAX_HOSTS	200
-#define JCT_PS_HOST	250	/* the PS's host number (topo.sh) */
+#define JCT_PS_HOST	250	/* the PS's host number (topo.sh), one PS */
+#define JCT_PS_HOST0	201	/* with several (--ps-hosts 0 or N): 201 + k */
+#define JCT_MAX_PS	49	/* ... up to host 249 */
+#define JCT_MAX_PSPIDS	64
 #define JCT_PS_PORT	9000
 #define JCT_PORT_BASE	20000	/* worker port: JCT_PORT_BASE + job id */
 #define JCT_NPOL	__ESA_POLICY_MAX
@@ -27,6 +30,11 @@ struct jct_opts {
 	struct sim_params p;
 	const char *preset;
 	unsigned hosts;		/* worker hosts in the topology */
+	unsigned host_stride;	/* job j's rank r on host 1 + (stride j + r) mod
+				 * hosts */
+	unsigned link_delay_us;	/* the hosts' emulated link delay (libesa's
+				 * link_delay_us, esa-ps --link-delay-us): the
+				 * testbed's share of prop_us */
 	const char *prefix;	/* namespaces /run/netns/PREFIX-hI */
 	const char *pin;	/* the switch's pinned maps */
 	const char *out;	/* run: result file */
@@ -36,7 +44,8 @@ struct jct_opts {
 	double	sample_ms;	/* slot sampling period */
 	double	lead_ms;	/* time from start to the first arrival */
 	double	max_run_s;	/* give up a run after this long */
-	int	ps_pid;		/* run: esa-ps's pid, for its CPU time */
+	int	ps_pid[JCT_MAX_PSPIDS];	/* run: the esa-ps's pids, their CPU time */
+	int	nps_pid;
 	int	noslot;		/* run, switchml: no job ever gets switch
 				 * memory (calibration of the PS path) */
 	int	inject;		/* run: rank 0 of job 0 sends one wrong element
@@ -54,6 +63,9 @@ struct jct_opts {
 
 /* Words of a job's registration (esactl and esa-ps), worker hosts. */
 unsigned jct_host_of(const struct jct_opts *o, unsigned job, unsigned rank);
+/* The host of job's PS: the one PS (--ps-hosts 1), the job's own (0), or
+ * one of N in turn, as the simulator's ps_hosts. */
+unsigned jct_ps_host(const struct jct_opts *o, unsigned job);
 /* Parse argv into o; returns optind, or -1 after printing why. */
 int jct_parse(struct jct_opts *o, int argc, char **argv, const char *cmd);
 void jct_usage(FILE *f);

@@ -9,7 +9,8 @@
 #                  10.255.0.1:7680, reloaded with each policy
 #   ns esaj$$-hI:  worker hosts 1..HOSTS (10.9.I.2); rank r of job j runs on
 #                  host 1 + (3j + r) mod HOSTS, port 20000 + j
-#   ns esaj$$-h250: esa-ps for every job (10.9.250.2:9000; -s: atp's acks)
+#   ns esaj$$-h250: esa-ps for every job (10.9.250.2:9000; -s: atp's acks),
+#                  or with a PS per job (--ps-hosts 0) esaj$$-h201.. (one each)
 #
 # For each seed and repetition, each policy in turn (the order rotates so
 # that no policy always runs first): load the switch, start a fresh esa-ps,
@@ -21,17 +22,24 @@
 # Everything created is removed on exit, interrupted or not.
 #
 # With -L RATE every host's link (the PS's too) is shaped to RATE by tbf in
-# both directions (a bridge namespace per host, topo_shape), and the
-# simulator is told (--link-gbps and --ps-link-gbps, unless given): then
-# the PS's one link carries W times a worker's traffic on every fallback.
+# both directions, in the host (its egress, and an IFB for what it receives:
+# topo_shape_host), or with -M wire through a bridge namespace per host
+# (topo_shape, twice the kernel's work per packet), and the simulator is
+# told (--link-gbps and --ps-link-gbps, unless given).
+#
+# -N: the network-bound testbed (preset netbound, docs/evaluation.md): every
+# rank on a host and link of its own, links at 100 Mbit/s with 1 ms of
+# emulated propagation each way (libesa's link_delay_us, esa-ps
+# --link-delay-us), compute dilated to match, one esa-ps per job on its own
+# host and link (-- --ps-hosts 1: one for all jobs).  UDP only.
 #
 # With -I xdp the workers (esa_jct's libesa) and esa-ps run on AF_XDP, each
 # host's eth0 queue 0 (unshaped hosts get their NAPI by GRO, leaving eth0's
 # XDP hook free; shaped ones go through their wire namespace anyway).
 #
 # usage: user/bench/jct.sh [ -s SEEDS ] [ -r REPS ] [ -o DIR ] [ -P POLICIES ]
-#                          [ -L RATE ] [ -I IO ] [ -n ] [ -C ] [ -q ]
-#                          [ -- esa_jct workload options ]
+#                          [ -L RATE ] [ -M ifb|wire ] [ -N ] [ -I IO ] [ -n ]
+#                          [ -C ] [ -q ] [ -- esa_jct workload options ]
 set -u
 cd "$(dirname "$0")/../.."
 B=${OUTPUT:-build}
@@ -44,6 +52,8 @@ POLICIES=esa,atp,switchml
 REPORT=1
 CALIB=0
 RATE=
+SHAPE=ifb
+NETBOUND=0
 IO=udp
 JCT_MAX_OTHERS=${JCT_MAX_OTHERS:-10}
 JCT_RETRIES=${JCT_RETRIES:-3}
@@ -63,6 +73,10 @@ usage() {
   -o DIR     where the runs, the report and the plots go ($OUT)
   -P LIST    policies to run ($POLICIES); the report needs all three
   -L RATE    shape every host link to RATE (tc's units: 300mbit, 1gbit)
+  -M HOW     how: ifb (in each host, the default) or wire (a bridge namespace
+             per host)
+  -N         network-bound: preset netbound, links at 100mbit (or -L), 1 ms
+             of emulated propagation, every rank its own link, a PS per job
   -I IO      the workers' and esa-ps's transport: udp, xdp or auto ($IO)
   -n         runs only: no report, no plots
   -C         calibration: the microbenchmarks of the testbed preset, into
@@ -74,13 +88,15 @@ the machine is repeated up to JCT_RETRIES ($JCT_RETRIES) times.
 EOF
 	exit "${1:-0}"
 }
-while getopts "s:r:o:P:L:I:nCqh" o; do
+while getopts "s:r:o:P:L:M:NI:nCqh" o; do
 	case $o in
 	s) SEEDS=$OPTARG ;;
 	r) REPS=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	P) POLICIES=$OPTARG ;;
 	L) RATE=$OPTARG ;;
+	M) SHAPE=$OPTARG ;;
+	N) NETBOUND=1 ;;
 	I) IO=$OPTARG ;;
 	n) REPORT=0 ;;
 	C) CALIB=1 ;;
@@ -91,7 +107,14 @@ while getopts "s:r:o:P:L:I:nCqh" o; do
 done
 shift $((OPTIND - 1))
 [ "${1:-}" = "--" ] && shift
+if [ $NETBOUND = 1 ]; then
+	DEFAULT_ARGS=(--preset netbound --prio las)
+	RATE=${RATE:-100mbit}
+	[ "$IO" = udp ] || { echo "jct: -N: io udp only (the link delay is held in the UDP transport)" >&2; exit 1; }
+fi
 if [ $# -gt 0 ]; then ARGS=("$@"); else ARGS=("${DEFAULT_ARGS[@]}"); fi
+# -N with workload options of its own: the netbound preset first
+[ $NETBOUND = 1 ] && [[ " ${ARGS[*]} " != *" --preset "* ]] && ARGS=(--preset netbound "${ARGS[@]}")
 
 die() { echo "jct: $*" >&2; exit 1; }
 say() { [ $QUIET = 1 ] || echo "jct: $*" >&2; }
@@ -107,6 +130,9 @@ for pol in "${POLS[@]}"; do
 	case $pol in esa|atp|switchml) ;; *) die "-P: esa, atp, switchml" ;; esac
 done
 case $IO in udp|xdp|auto) ;; *) die "-I: udp, xdp or auto, not \"$IO\"" ;; esac
+case $SHAPE in ifb|wire) ;; *) die "-M: ifb or wire, not \"$SHAPE\"" ;; esac
+[ "$SHAPE" = ifb ] && [ -n "$RATE" ] && [ "$IO" != udp ] &&
+	die "-L with -M ifb: io udp only (AF_XDP's frames pass no qdisc in the host; -M wire)"
 IFS=, read -r -a SL <<<"$SEEDS"
 if [ -n "$RATE" ]; then
 	[[ $RATE =~ ^([0-9]+(\.[0-9]+)?)(k|m|g)?bit$ ]] || die "-L: a rate like 300mbit or 1gbit, not \"$RATE\""
@@ -152,48 +178,66 @@ trap 'echo; echo "jct: interrupted" >&2; exit 130' INT TERM
 t_start=$(date +%s)
 topo_switch || die "cannot create the switch namespace"
 # NAPI by GRO on straight links: eth0's XDP hook stays free for AF_XDP (-I)
-for ((h = 1; h <= JCT_HOSTS; h++)); do
-	TOPO_NAPI=gro topo_host $h ${RATE:+wire} || die "cannot create host $h"
+read -r -a PSH <<<"$JCT_PSHOSTS"
+WIRE=
+[ -n "$RATE" ] && [ "$SHAPE" = wire ] && WIRE=wire
+for h in $(seq 1 "$JCT_HOSTS") "${PSH[@]}"; do
+	TOPO_NAPI=gro topo_host $h $WIRE || die "cannot create host $h"
 done
-TOPO_NAPI=gro topo_host 250 ${RATE:+wire} || die "cannot create the PS host"
-if [ -n "$RATE" ]; then
-	for h in $(seq 1 "$JCT_HOSTS") 250; do
-		topo_shape $h "$RATE" || die "cannot shape host $h's link to $RATE"
+# shape_host H: host H's link to RATE, both ways; what tc says of it
+shape_host() {
+	local d
+	if [ -n "$WIRE" ]; then
+		topo_shape $1 "$RATE" || return 1
 		for d in tosw tohost; do
-			echo "h$h $d $(ip netns exec $P-w$h tc qdisc show dev $d root)"
+			echo "h$1 $d $(ip netns exec $P-w$1 tc qdisc show dev $d root)"
 		done
+	else
+		topo_shape_host $1 "$RATE" || return 1
+		for d in eth0 ifb0; do
+			echo "h$1 $d $(tc -n $P-h$1 qdisc show dev $d root)"
+		done
+	fi
+}
+if [ -n "$RATE" ]; then
+	for h in $(seq 1 "$JCT_HOSTS") "${PSH[@]}"; do
+		shape_host $h || die "cannot shape host $h's link to $RATE"
 	done >"$OUT/shaping.txt"
 fi
-say "testbed: a switch, $JCT_HOSTS worker hosts and a PS host${RATE:+, every link shaped to $RATE}"
+say "testbed: a switch, $JCT_HOSTS worker hosts and ${#PSH[@]} PS host(s)${RATE:+, every link shaped to $RATE ($SHAPE)}$([ "${JCT_DELAY:-0}" != 0 ] && echo ", $JCT_DELAY us of propagation each way")"
 
 # one_run POLICY SEED REP DIR LABEL ARGS...: one run on a fresh switch and
 # PS; a run during which other processes took more than JCT_MAX_OTHERS % of
 # the machine is repeated (at most JCT_RETRIES more times): it measured them.
-# start_ps DIR OUT: esa-ps for every job of DIR/ps-jobs.conf, its counters
-# in OUT; its pid in pspid.  One silent for 20 s is killed, its kernel stack
-# logged in DIR/ps-hung.txt, and started again (twice at most).
+# start_ps DIR OUT: an esa-ps on every PS host for the jobs of
+# DIR/ps-jobs.conf whose PS it is, counters in OUT (one JSON line each);
+# their pids in pspids (topo_start_ps: one silent for 20 s is killed, its
+# kernel stack logged in DIR/ps-hung.txt, and started again).
 start_ps() {
-	local try t
-	for try in 1 2 3; do
-		ip netns exec $P-h250 $B/esa-ps -j -s 10.255.0.1 --io $IO --ifname eth0 \
-			-c "$1/ps-jobs.conf" >"$2" 2>"$1/ps.err" &
-		pspid=$!
-		TOPO_PIDS="$TOPO_PIDS $pspid"
-		for t in $(seq 200); do
-			grep -qs serving "$1/ps.err" && return 0
-			kill -0 $pspid 2>/dev/null || break
-			sleep 0.1
-		done
-		cat "$1/ps.err" >&2
-		echo "jct: esa-ps did not start (try $try of 3)" >&2
-		if kill -0 $pspid 2>/dev/null; then
-			{ echo "try $try: silent for 20 s, in"; cat /proc/$pspid/stack; } \
-				>>"$1/ps-hung.txt" 2>&1
-			kill -KILL $pspid
-		fi
-		wait $pspid 2>/dev/null
+	local h conf
+	pspids=()
+	for h in "${PSH[@]}"; do
+		conf=$1/ps-jobs-h$h.conf
+		awk -v ps="10.9.$h.2:" '$1 == "values" || index($0, " ps " ps)' \
+			"$1/ps-jobs.conf" >"$conf"
+		topo_start_ps $h "$2.h$h" "$1/ps-h$h.err" "$1/ps-hung.txt" -- \
+			-j -s 10.255.0.1 --io $IO --ifname eth0 --sums $JCT_PSSUMS \
+			${JCT_DELAY:+--link-delay-us $JCT_DELAY} -c "$conf" ||
+			{ echo "jct: $TOPO_PSWHY" >&2; return 1; }
+		pspids+=($TOPO_PSPID)
 	done
-	return 1
+}
+
+# stop_ps OUT: every esa-ps of the run, their counters into OUT (one file)
+stop_ps() {
+	local pid h
+	for pid in "${pspids[@]}"; do
+		topo_stop $pid "$DIR_HUNG"
+	done
+	for h in "${PSH[@]}"; do
+		cat "$1.h$h" 2>/dev/null
+		rm -f "$1.h$h"
+	done >"$1"
 }
 
 one_run() {
@@ -215,28 +259,29 @@ one_run() {
 }
 
 one_try() {
-	local pol=$1 seed=$2 rep=$3 dir=$4 label=$5 pspid r t0 t1 run
+	local pol=$1 seed=$2 rep=$3 dir=$4 label=$5 pspids r t0 t1 run
 	shift 5
 	run=$dir/run-$pol-s$seed-r$rep.txt
 	eval "$($B/esa_jct env "$@")"
 	$B/esa_jct ps-jobs "$@" --seed "$seed" >"$dir/ps-jobs.conf" || die "esa_jct ps-jobs failed"
 	# an AF_XDP program (-I xdp) outlives its process by a moment: again
 	for t in 1 2 3; do
-		topo_load slots "$JCT_POOL" values "$JCT_NVALS" stale "$JCT_STALE" policy "$pol" &&
-			break
+		topo_load slots "$JCT_POOL" values "$JCT_NVALS" stale "$JCT_STALE" policy "$pol" \
+			ps-copy "$JCT_PSCOPY" && break
 		topo_unload
 		[ $t = 3 ] && die "cannot load the switch ($pol)"
 		sleep 1
 	done
+	DIR_HUNG=$dir/ps-hung.txt
 	start_ps "$dir" "$dir/ps-$pol-s$seed-r$rep.json" || die "esa-ps did not start in 3 tries"
 	t0=$(date +%s.%N)
 	# in the switch's namespace: registration resolves the workers' ports
 	nsenter --net=/run/netns/$SW $B/esa_jct run "$@" --seed "$seed" \
 		--policy "$pol" --rep "$rep" --io $IO \
-		--pin "$PIN" --prefix "$P" --ps-pid $pspid --out "$run"
+		--pin "$PIN" --prefix "$P" --ps-pid "$(IFS=,; echo "${pspids[*]}")" --out "$run"
 	r=$?
 	t1=$(date +%s.%N)
-	topo_stop $pspid "$dir/ps-hung.txt"
+	stop_ps "$dir/ps-$pol-s$seed-r$rep.json"
 	topo_unload
 	if [ $r != 0 ]; then
 		echo "jct: $label (seed $seed, rep $rep, $pol) FAILED" >&2

@@ -16,7 +16,7 @@
 enum {
 	O_PRESET = 256, O_SEED, O_PRIO, O_HOSTS, O_PREFIX, O_PIN, O_OUT, O_DIR,
 	O_POLICY, O_REP, O_SAMPLE, O_LEAD, O_MAXRUN, O_SEEDS, O_REPS, O_TOL_ESA,
-	O_TOL_ATP, O_TOL_SWML, O_NOSLOT, O_PSPID, O_INJECT, O_IO,
+	O_TOL_ATP, O_TOL_SWML, O_NOSLOT, O_PSPID, O_INJECT, O_IO, O_STRIDE, O_DELAY,
 };
 
 static const struct option own_opts[] = {
@@ -42,6 +42,8 @@ static const struct option own_opts[] = {
 	{ "ps-pid", required_argument, 0, O_PSPID },
 	{ "inject-error", no_argument, 0, O_INJECT },
 	{ "io", required_argument, 0, O_IO },
+	{ "host-stride", required_argument, 0, O_STRIDE },
+	{ "link-delay-us", required_argument, 0, O_DELAY },
 	{ "verbose", no_argument, 0, 'v' },
 	{ "help", no_argument, 0, 'h' },
 	{ 0 }
@@ -72,7 +74,16 @@ void jct_usage(FILE *f)
 "  --link-gbps X --ps-link-gbps X --prop-us X --switch-mpps X --ps-mpps X\n"
 "  --ps-copy-cost X --ps-hosts N --worker-mpps X  (simulator only)\n"
 "Testbed:\n"
-"  --hosts N          worker hosts (namespaces PREFIX-h1..N) [8]\n"
+"  --hosts N          worker hosts (namespaces PREFIX-h1..N) [8; preset\n"
+"                     netbound: jobs x the most workers, at most 200]\n"
+"  --host-stride N    job j's rank r on host 1 + (N j + r) mod hosts [3;\n"
+"                     netbound: the most workers: every rank its own link]\n"
+"  --link-delay-us N  every host's link delays datagrams N us each way\n"
+"                     (libesa's link_delay_us, esa-ps --link-delay-us; the\n"
+"                     emulated part of --prop-us) [0; netbound: 1000]\n"
+"  --ps-hosts N       1: one esa-ps for every job (host 250); 0: one per\n"
+"                     job, each on its own host and link (201 + job); N:\n"
+"                     N of them, jobs in turn (as the simulator's)\n"
 "  --prefix P         namespace prefix\n"
 "  --pin DIR          the switch's pinned maps\n"
 "  --policy P         run: esa, atp or switchml (must be the loaded one)\n"
@@ -81,7 +92,7 @@ void jct_usage(FILE *f)
 "  --sample-ms X      slot sampling period [5]\n"
 "  --lead-ms X        from start to the first arrival [300]\n"
 "  --max-run-s X      give up a run after this long [300]\n"
-"  --ps-pid PID       esa-ps's pid: its CPU time goes into the run file\n"
+"  --ps-pid PID[,PID] the esa-ps's pids: their CPU time goes into the run file\n"
 "  --noslot           switchml: no job ever gets a region, every packet\n"
 "                     goes through the PS (calibration)\n"
 "  --inject-error     rank 0 of job 0 adds 1 to one element of its first\n"
@@ -131,6 +142,13 @@ static int jct_defaults(struct jct_opts *o, int argc, char **argv)
 	 * simulator's static priorities exactly (see docs/evaluation.md). */
 	p->prio = ESA_PRIO_STATIC;
 	o->hosts = 8;
+	o->host_stride = 3;
+	if (!strcmp(o->preset, "netbound")) {
+		/* every rank on a link of its own, the propagation emulated */
+		o->host_stride = 4;
+		o->hosts = 0;	/* jct_check(): jobs x stride */
+		o->link_delay_us = 1000;
+	}
 	o->prefix = "";
 	o->pin = "";
 	o->policy = -1;
@@ -194,10 +212,26 @@ static int set_run_opt(struct jct_opts *o, int c, const char *name, char *arg)
 		return num(name, arg, 0, 60000, &o->lead_ms);
 	case O_MAXRUN:
 		return num(name, arg, 1, 86400, &o->max_run_s);
-	case O_PSPID:
-		if (num(name, arg, 1, 1 << 30, &x))
+	case O_PSPID: {
+		char *save = NULL, *t;
+
+		o->nps_pid = 0;
+		for (t = strtok_r(arg, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			if (o->nps_pid == JCT_MAX_PSPIDS || num(name, t, 1, 1 << 30, &x))
+				return -1;
+			o->ps_pid[o->nps_pid++] = (int)x;
+		}
+		break;
+	}
+	case O_STRIDE:
+		if (num(name, arg, 1, JCT_MAX_HOSTS, &x))
 			return -1;
-		o->ps_pid = (int)x;
+		o->host_stride = (unsigned)x;
+		break;
+	case O_DELAY:
+		if (num(name, arg, 0, 1000000, &x))
+			return -1;
+		o->link_delay_us = (unsigned)x;
 		break;
 	case O_INJECT:
 		o->inject = 1;
@@ -279,12 +313,20 @@ static int jct_check(struct jct_opts *o)
 		o->seeds[0] = (unsigned)p->seed;
 		o->nseeds = 1;
 	}
+	if (!o->hosts)
+		o->hosts = p->njobs * o->host_stride < JCT_MAX_HOSTS ?
+			   p->njobs * o->host_stride : JCT_MAX_HOSTS;
 	for (unsigned k = 0; k < p->nwchoice; k++) {
 		if (p->wchoice[k] > o->hosts) {
 			fprintf(stderr, "esa_jct: jobs of %u workers need --hosts %u or more\n",
 				p->wchoice[k], p->wchoice[k]);
 			return -1;
 		}
+	}
+	if (p->ps_hosts != 1 && (p->ps_hosts ? p->ps_hosts : p->njobs) > JCT_MAX_PS) {
+		fprintf(stderr, "esa_jct: --ps-hosts %u with %u jobs: at most %d PS hosts "
+			"(201..249)\n", p->ps_hosts, p->njobs, JCT_MAX_PS);
+		return -1;
 	}
 	if (p->njobs > JCT_MAX_JOBS) {
 		fprintf(stderr, "esa_jct: --jobs %u: at most %d (job ids of the switch and "
@@ -345,7 +387,14 @@ out:
  */
 unsigned jct_host_of(const struct jct_opts *o, unsigned job, unsigned rank)
 {
-	return 1 + (3 * job + rank) % o->hosts;
+	return 1 + (o->host_stride * job + rank) % o->hosts;
+}
+
+unsigned jct_ps_host(const struct jct_opts *o, unsigned job)
+{
+	if (o->p.ps_hosts == 1)
+		return JCT_PS_HOST;
+	return JCT_PS_HOST0 + (o->p.ps_hosts ? job % o->p.ps_hosts : job);
 }
 
 void jct_sim_args(FILE *f, const struct jct_opts *o)
@@ -371,12 +420,12 @@ void jct_sim_args(FILE *f, const struct jct_opts *o)
 		"--pool %u --window %u --stale-ms %g --switchml-regions %u --home %u "
 		"--timeout-us %g --timeout-max-us %g --link-gbps %g --ps-link-gbps %g "
 		"--prop-us %g --switch-mpps %g --ps-mpps %g --ps-copy-cost %g "
-		"--ps-hosts %u --worker-mpps %g",
+		"--ps-hosts %u --worker-mpps %g --ps-copy %u --ps-sums %u --window-min %u",
 		p->scale, p->compute_scale, p->straggle, sim_prio_name(p->prio),
 		p->pool, p->window, p->stale_ms, p->swml_regions, p->home, p->timeout_us,
 		p->timeout_max_us, p->link_gbps, p->ps_link_gbps, p->prop_us,
 		p->switch_mpps, p->ps_mpps, p->ps_copy_cost, p->ps_hosts,
-		p->worker_mpps);
+		p->worker_mpps, p->ps_copy, p->ps_sums, p->window_min);
 }
 
 void jct_print_scale(FILE *f, const struct sim_params *p)

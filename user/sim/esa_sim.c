@@ -32,7 +32,7 @@ static void usage(FILE *f)
 "allocation policy and compares job completion times (JCT).\n"
 "\n"
 "General:\n"
-"  --preset NAME         datacenter (default) or testbed; applied before the\n"
+"  --preset NAME         datacenter (default), testbed or netbound; applied before the\n"
 "                        other options whatever their order\n"
 "  --policy LIST         policies to run: esa,atp,switchml (default all)\n"
 "  --prio NAME           packet priority: static, las, srsf, flat [%s]\n"

@@ -118,6 +118,37 @@ int sim_preset(struct sim_params *p, const char *name)
 		p->prio = ESA_PRIO_STATIC;
 		return 0;
 	}
+	if (!strcmp(name, "netbound")) {
+		/*
+		 * The testbed made network-bound (user/bench/jct.sh -N): the
+		 * datacenter preset's network with time dilated 1000 times,
+		 * 100 Gbit/s to 100 Mbit/s.  Every host link is shaped to 100
+		 * Mbit/s (tbf with Ethernet's 24 bytes of framing, in the
+		 * host), every rank has its own host and link, each job its
+		 * own PS on its own link; each link's 1 us of propagation
+		 * becomes 1 ms, emulated in the hosts' transport (libesa's
+		 * link_delay_us), on top of the testbed's own latency; the
+		 * compute stretches alike (the gradients' scale 0.002 times
+		 * 1000).  The CPU rates stay the testbed's: at this link
+		 * rate they do not bind (docs/evaluation.md measures the idle
+		 * share of every run).  A pool of 16 slots for about four
+		 * jobs at once, windows of up to 32 chunks (the
+		 * bandwidth-delay product is about 24).
+		 */
+		sim_preset(p, "testbed");
+		p->link_gbps = 0.1;
+		p->ps_link_gbps = 0.1;
+		p->prop_us = 1000 + 12.4;
+		p->compute_scale = 1000;
+		p->ps_hosts = 0;
+		p->pool = 16;
+		p->home = 16;
+		p->window = 32;
+		p->timeout_us = 10000;	/* libesa's least timeout */
+		p->timeout_max_us = 200000;
+		p->prio = ESA_PRIO_LAS;
+		return 0;
+	}
 	return -1;
 }
 
