@@ -14,7 +14,13 @@
 #   make jct-tbf      the same with every host link (the PS's too) shaped to
 #                     JCT_RATE (300mbit) by tbf, the simulator told so:
 #                     build/jct-tbf/
+#   make jct-net      the network-bound testbed (jct.sh -N, preset netbound:
+#                     100 Mbit/s links, 1 ms of propagation, compute dilated
+#                     to match): a shared PS without result copies, then a PS
+#                     per job; seeds 1-3 (JCT_NET_ARGS), about 20 minutes;
+#                     ends with jct-shared: and jct: lines; build/jct-net/
 #   make jct-calib    the calibration microbenchmarks of the testbed preset
+#                     (JCT_CALIB_ARGS=-N: of the network-bound one)
 #   make jct-plots    redraw the plots of the last run
 #   make bench-e2e    the end-to-end allreduce benchmark: gloo against ESA
 #                     over UDP, AF_XDP and through the PS, 2/4/8 ranks,
@@ -38,6 +44,8 @@ JCT_PLOTS	:= jct_cdf util_ts jct_validation
 JCT_ARGS	?=
 JCT_SWEEP_ARGS	?=
 JCT_RATE	?= 300mbit
+JCT_NET_ARGS	?= -s 1,2,3 -r 1
+JCT_CALIB_ARGS	?=
 
 E2E_JOB		:= $(OUTPUT)/esa_e2e_job
 E2E_ARGS	?=
@@ -68,7 +76,7 @@ bench-e2e-tbf:
 	$(Q)OUTPUT=$(OUTPUT) $(JCT_DIR)/e2e.sh -L $(E2E_RATE) -W 32 -m 4,16 -n 3,2 \
 		-o $(OUTPUT)/e2e-tbf $(E2E_ARGS)
 
-.PHONY: jct jct-tbf jct-sweep jct-calib jct-plots jct-clean
+.PHONY: jct jct-tbf jct-net jct-sweep jct-calib jct-plots jct-clean
 jct:
 	$(Q)scripts/deps.sh build test plot
 	$(Q)$(MAKE) --no-print-directory all
@@ -79,6 +87,18 @@ jct-tbf:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)OUTPUT=$(OUTPUT) $(JCT_DIR)/jct.sh -L $(JCT_RATE) -o $(OUTPUT)/jct-tbf $(JCT_ARGS)
 
+# The shared PS first (its summary line renamed jct-shared:), then a PS
+# per job, whose jct: line ends the output.
+jct-net:
+	$(Q)scripts/deps.sh build test plot
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)mkdir -p $(OUTPUT)/jct-net/shared
+	$(Q)OUTPUT=$(OUTPUT) $(JCT_DIR)/jct.sh -N -o $(OUTPUT)/jct-net/shared \
+		$(JCT_NET_ARGS) -- --preset netbound --prio las --ps-hosts 1 --ps-copy 0 \
+		>$(OUTPUT)/jct-net/shared/out.txt; rc=$$?; \
+		sed 's/^jct: /jct-shared: /' $(OUTPUT)/jct-net/shared/out.txt; exit $$rc
+	$(Q)OUTPUT=$(OUTPUT) $(JCT_DIR)/jct.sh -N -o $(OUTPUT)/jct-net $(JCT_NET_ARGS)
+
 jct-sweep:
 	$(Q)scripts/deps.sh build test plot
 	$(Q)$(MAKE) --no-print-directory all
@@ -87,7 +107,7 @@ jct-sweep:
 jct-calib:
 	$(Q)scripts/deps.sh build test
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)OUTPUT=$(OUTPUT) $(JCT_DIR)/jct.sh -C -s 1,2,3,4,5
+	$(Q)OUTPUT=$(OUTPUT) $(JCT_DIR)/jct.sh -C -s 1,2,3,4,5 $(JCT_CALIB_ARGS)
 
 jct-plots:
 	$(Q)command -v gnuplot >/dev/null || \
@@ -99,5 +119,5 @@ jct-plots:
 
 jct-clean:
 	$(call msg,CLEAN,$(JCT_OUT))
-	$(Q)rm -rf $(JCT_OUT) $(OUTPUT)/jct-tbf $(JCT_BIN) $(E2E_JOB) $(OUTPUT)/e2e \
+	$(Q)rm -rf $(JCT_OUT) $(OUTPUT)/jct-tbf $(OUTPUT)/jct-net $(JCT_BIN) $(E2E_JOB) $(OUTPUT)/e2e \
 		$(OUTPUT)/e2e-tbf

@@ -140,13 +140,18 @@ if [ -n "$RATE" ]; then
 		'BEGIN { printf "%g", v * (u == "g" ? 1 : u == "m" ? 1e-3 : u == "k" ? 1e-6 : 1e-9) }')
 	[[ " ${ARGS[*]} " == *" --link-gbps "* ]] || ARGS+=(--link-gbps "$GBPS")
 	[[ " ${ARGS[*]} " == *" --ps-link-gbps "* ]] || ARGS+=(--ps-link-gbps "$GBPS")
-	[ $CALIB = 0 ] || die "-L: not with -C (the calibration measures the hosts unshaped)"
+	[ $CALIB = 0 ] || [ $NETBOUND = 1 ] ||
+		die "-L: not with -C (the calibration measures the hosts unshaped; -C -N the network-bound testbed)"
 fi
 
 # The calibration microbenchmarks (docs/evaluation.md, "Calibration"): one
 # job, or four at once, of a VGG-16-sized gradient with no compute and no
 # stragglers, on a pool large enough for no contention.
 CAL_BASE=(--preset testbed --models vgg16 --compute-scale 0 --straggle 0 --pool 4096 --iters 30)
+# -N: the same on the network-bound testbed, windows of 32 on no home (the
+# pool is large: nothing is contended), fewer iterations (a link's rate)
+[ $NETBOUND = 1 ] && CAL_BASE=(--preset netbound --models vgg16 --compute-scale 0 --straggle 0
+			      --pool 4096 --home 0 --window 32 --iters 8)
 declare -A CAL=(
 	[rtt]="esa --jobs 1 --workers 2 --window 1"
 	[w2]="esa --jobs 1 --workers 2"
@@ -310,7 +315,8 @@ if [ $CALIB = 1 ]; then
 		done
 	done
 	say "calibration runs took $(($(date +%s) - t_start)) s"
-	$B/esa_jct calib --dir "$OUT/calib" --seeds "$SEEDS" || rc=1
+	$B/esa_jct calib $([ $NETBOUND = 1 ] && echo --preset netbound) --dir "$OUT/calib" \
+		--seeds "$SEEDS" || rc=1
 	exit $rc
 fi
 

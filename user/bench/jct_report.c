@@ -1133,6 +1133,33 @@ static void calib_ps(const struct jct_opts *o, struct calib *C)
 	       C->sw_ps / 1e3, C->ps_us, 100 * median(idle, n), 100 * median(oth, n));
 }
 
+/*
+ * The network-bound testbed's numbers (jct.sh -C -N): the links bind, not
+ * the CPU, so w2 measures the links' rate and the round trip the
+ * propagation (the emulated delay and the hosts' own) plus a packet's
+ * serialization each way; the switch's and the workers' CPU rates do not
+ * bind at 30% idle (0: line rate); esa-ps's CPU per packet is measured.
+ */
+static void calib_netbound(const struct calib *C, struct sim_params *cal)
+{
+	double bits = 8 * sim_pkt_bytes(ESA_DEFAULT_VALUES);
+
+	memset(cal, 0, sizeof(*cal));
+	cal->link_gbps = cal->ps_link_gbps = C->wk * bits / 1e9;
+	cal->prop_us = C->rtt / 2 - bits / (cal->link_gbps * 1e3);
+	cal->ps_mpps = 1 / C->ps_us;
+	cal->ps_copy_cost = C->copy_us / C->ps_us;
+	cal->ps_hosts = 0;
+	printf("netbound preset (user/sim/workload.c):\n"
+	       "  link_gbps    = w2's rate per worker x %.0f bits a packet     = %.4f\n"
+	       "  prop_us      = rtt / 2 - a packet's serialization       = %.1f\n"
+	       "  ps_mpps      = 1 / esa-ps CPU per packet (ps)            = %.4f\n"
+	       "  ps_copy_cost = esa-ps CPU per copy (w4) / per packet     = %.2f\n"
+	       "  worker_mpps, switch_mpps: 0 (line rate: the CPU does not bind)\n"
+	       "  ps_hosts     = 0 (one esa-ps per job, on its own link)\n",
+	       bits, cal->link_gbps, cal->prop_us, cal->ps_mpps, cal->ps_copy_cost);
+}
+
 /* The testbed preset's numbers from the measurements. */
 static void calib_preset(const struct calib *C, struct sim_params *cal)
 {
@@ -1200,14 +1227,17 @@ int jct_calib(struct jct_opts *o)
 	calib_ps(o, &C);
 	C.sw = median(C.sv, C.nsw);
 
-	calib_preset(&C, &cal);
+	if (!strcmp(o->preset, "netbound"))
+		calib_netbound(&C, &cal);
+	else
+		calib_preset(&C, &cal);
 	calib_check_model(o, &C, &cal);
 	if (C.worst > 0.1)
 		printf("warning: other processes used up to %.0f%% of the machine during "
 		       "these runs: calibrate on a quiet machine\n", 100 * C.worst);
 	printf("calib: --worker-mpps %.4f --switch-mpps %.4f --ps-mpps %.4f "
-	       "--ps-copy-cost %.2f --prop-us %.1f --link-gbps 10 --ps-link-gbps 10 "
-	       "--ps-hosts 1\n", cal.worker_mpps, cal.switch_mpps, cal.ps_mpps,
-	       cal.ps_copy_cost, cal.prop_us);
+	       "--ps-copy-cost %.2f --prop-us %.1f --link-gbps %g --ps-link-gbps %g "
+	       "--ps-hosts %u\n", cal.worker_mpps, cal.switch_mpps, cal.ps_mpps,
+	       cal.ps_copy_cost, cal.prop_us, cal.link_gbps, cal.ps_link_gbps, cal.ps_hosts);
 	return C.bad ? 1 : 0;
 }
