@@ -74,6 +74,7 @@ bench-e2e-tbf:
 	$(Q)scripts/deps.sh build test plot torch
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)OUTPUT=$(OUTPUT) $(JCT_DIR)/e2e.sh -L $(E2E_RATE) -W 32 -m 4,16 -n 3,2 \
+		-c gloo,udp-256,udp-max,ps-256,ps-max \
 		-o $(OUTPUT)/e2e-tbf $(E2E_ARGS)
 
 .PHONY: jct jct-tbf jct-net jct-sweep jct-calib jct-plots jct-clean

@@ -24,9 +24,12 @@
 # Rank 0 of each configuration prints one JSON line per size (e2e_rank.py);
 # e2e_report.py turns them into the table, the plot and the last line
 #   e2e: ranks=4 mbytes=16 gloo_MBps=<x> esa_MBps=<y> ratio=<y/x>
-# With -L RATE every host link is shaped to RATE by tbf, both directions
-# (through a bridge namespace per host: XDP's redirects bypass the switch
-# ports' qdiscs).  Everything created is removed on exit, interrupted or not.
+# With -L RATE every host link is shaped to RATE by tbf, both directions,
+# in each host (its egress, and an IFB for what it receives: XDP's
+# redirects bypass the switch ports' qdiscs; topo_shape_host), or with -S
+# wire through a bridge namespace per host (AF_XDP's frames pass no qdisc
+# in the host: the xdp configurations need -S wire).  Everything created
+# is removed on exit, interrupted or not.
 #
 # With -R ROUNDS the whole sweep runs ROUNDS times over, and each cell's
 # number is its fastest round (every round's sums checked): the machine is
@@ -34,7 +37,8 @@
 # spells alike.
 #
 # usage: user/bench/e2e.sh [ -r RANKS ] [ -m SIZES ] [ -n REPS ] [ -c CONFIGS ]
-#                          [ -L RATE ] [ -W WINDOW ] [ -E "KEY=VALUE ..." ] [ -M MTU ]
+#                          [ -L RATE ] [ -S ifb|wire ] [ -W WINDOW ]
+#                          [ -E "KEY=VALUE ..." ] [ -M MTU ]
 #                          [ -R ROUNDS ] [ -o DIR ] [ -p ] [ -q ]
 set -u
 cd "$(dirname "$0")/../.."
@@ -46,6 +50,7 @@ REPS=5,3,2
 CONFIGS=gloo,udp-256,udp-max,xdp-256,xdp-max,ps-256,ps-max
 ROUNDS=1
 RATE=
+SHAPE=ifb
 WINDOW=
 LIBKV=
 MTU=3500
@@ -70,6 +75,8 @@ usage() {
   -n REPS     timed allreduces per size, one per size ($REPS)
   -c CONFIGS  configurations ($CONFIGS)
   -L RATE     shape every host link to RATE with tbf (tc's units: 1gbit, 500mbit)
+  -S HOW      how: ifb (in each host, the default) or wire (a bridge namespace
+              per host; what the xdp configurations need)
   -W WINDOW   libesa's window (its default if unset)
   -E SETTINGS more libesa settings for every ESA configuration, e.g.
               "timeout_ms=50 rcvbuf=8388608" (docs/library.md)
@@ -83,13 +90,14 @@ usage() {
 EOF
 	exit "${1:-0}"
 }
-while getopts "r:m:n:c:L:W:E:M:R:o:pqh" o; do
+while getopts "r:m:n:c:L:S:W:E:M:R:o:pqh" o; do
 	case $o in
 	r) RANKS=$OPTARG ;;
 	m) SIZES=$OPTARG ;;
 	n) REPS=$OPTARG ;;
 	c) CONFIGS=$OPTARG ;;
 	L) RATE=$OPTARG ;;
+	S) SHAPE=$OPTARG ;;
 	W) WINDOW=$OPTARG ;;
 	E) LIBKV=$OPTARG ;;
 	M) MTU=$OPTARG ;;
@@ -128,6 +136,7 @@ case $MTU in ''|*[!0-9]*) die "-M: an MTU in bytes" ;; esac
 [ -z "$WINDOW" ] || case $WINDOW in *[!0-9]*) die "-W: a number of chunks" ;; esac
 for kv in $LIBKV; do [[ $kv =~ ^[a-z_]+=[^=]+$ ]] || die "-E: KEY=VALUE words, not \"$kv\""; done
 [ -z "$RATE" ] || [[ $RATE =~ ^[0-9.]+[kmg]?(bit|bps)$ ]] || die "-L: a rate like 1gbit, not \"$RATE\""
+case $SHAPE in ifb|wire) ;; *) die "-S: ifb or wire, not \"$SHAPE\"" ;; esac
 
 # The largest vector the links carry: IP, UDP and ESA headers, 4 bytes a
 # value, a multiple of 8, at most ESA_MAX_VALUES.
@@ -175,20 +184,21 @@ TOPO_MTU=$MTU
 topo_switch || die "cannot create the switch namespace"
 # Straight links get their NAPI by GRO, not by an XDP_PASS program on eth0:
 # the hook stays free for libesa's and esa-ps's AF_XDP programs (topo.sh).
-# Shaped links go through a wire namespace, which leaves eth0 free anyway.
-for ((h = 1; h <= MAXR; h++)); do
-	TOPO_NAPI=gro topo_host $h ${RATE:+wire} || die "cannot create host $h"
-done
-TOPO_NAPI=gro topo_host 250 ${RATE:+wire} || die "cannot create the PS host"
-if [ -n "$RATE" ]; then
-	for h in $(seq 1 $MAXR) 250; do
+# Links shaped through a wire namespace leave eth0 free anyway.
+WIRE=
+[ -n "$RATE" ] && [ "$SHAPE" = wire ] && WIRE=wire
+for h in $(seq 1 $MAXR) 250; do
+	TOPO_NAPI=gro topo_host $h $WIRE || die "cannot create host $h"
+	if [ -n "$RATE" ] && [ -n "$WIRE" ]; then
 		topo_shape $h "$RATE" || die "cannot shape host $h's link to $RATE"
-	done
-fi
+	elif [ -n "$RATE" ]; then
+		topo_shape_host $h "$RATE" || die "cannot shape host $h's link to $RATE"
+	fi
+done
 # a process in the switch's namespace: its ports' counters for rank 0
 ip netns exec $SW sleep infinity &
 SWPID=$!
-say "testbed: a switch, $MAXR rank hosts and a PS host, MTU $MTU${RATE:+, links shaped to $RATE}"
+say "testbed: a switch, $MAXR rank hosts and a PS host, MTU $MTU${RATE:+, links shaped to $RATE ($SHAPE)}"
 
 LOADED=
 # switch_load VALUES POLICY: (re)load the switch unless it runs that already
@@ -216,37 +226,14 @@ workers_of() {
 }
 
 # start_ps W LABEL VALUES TRANSPORT: esa-ps for the job on the PS host, on
-# the configuration's transport: its pid in the caller's pspid, or why it
-# did not start in the caller's why (one_config's locals; not a subshell,
-# so that the caller can wait for it).  An esa-ps silent for 20 s is
-# killed, its kernel stack logged, and tried again (twice at most): on this
-# shared machine, opening AF_XDP once hung.
+# the configuration's transport (topo_start_ps): its pid in the caller's
+# pspid, or why it did not start in the caller's why (one_config's locals).
 start_ps() {
-	local w=$1 label=$2 v=$3 tr=$4 try t pid err=$OUT/log/ps-$1-$2.err
-	for try in 1 2 3; do
-		ip netns exec $P-h250 $B/esa-ps -j -v "$v" -s 10.255.0.1 \
-			$([ "$tr" = xdp ] && echo --io xdp --ifname eth0) job $JOB \
-			ps 10.9.250.2:9000 workers $(workers_of "$w") \
-			>"$OUT/log/ps-$w-$label.json" 2>"$err" &
-		pid=$!
-		for t in $(seq 200); do
-			grep -qs serving "$err" && { pspid=$pid; return 0; }
-			kill -0 $pid 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 $pid 2>/dev/null; then
-			why="silent for 20 s"
-			{ echo "try $try: $why, in"; cat /proc/$pid/stack; } >>"$OUT/log/ps-hung.txt" 2>&1
-			kill -9 $pid
-			wait $pid 2>/dev/null
-		else
-			wait $pid
-			why="exited with status $?: $(tail -1 "$err")"
-		fi
-		echo "e2e: $w ranks, $label: esa-ps did not start ($why), try $try of 3" >&2
-	done
-	why="esa-ps did not start in 3 tries ($why)"
-	return 1
+	topo_start_ps 250 "$OUT/log/ps-$1-$2.json" "$OUT/log/ps-$1-$2.err" \
+		"$OUT/log/ps-hung.txt" -- -j --values "$3" -s 10.255.0.1 \
+		$([ "$4" = xdp ] && echo --io xdp --ifname eth0) job $JOB \
+		ps 10.9.250.2:9000 workers $(workers_of "$1") || { why=$TOPO_PSWHY; return 1; }
+	pspid=$TOPO_PSPID
 }
 
 # unavailable W LABEL WHY: a row for every size, no numbers
@@ -266,6 +253,10 @@ one_config() {
 	[ "$v" = max ] && v=$VMAX
 	[ "$tr" = gloo ] && { v=256; comm=gloo; }
 	[ "$tr" = gloo ] || label="$tr-$v"
+	if [ "$tr" = xdp ] && [ -n "$RATE" ] && [ -z "$WIRE" ]; then
+		unavailable "$w" "$label" "AF_XDP's frames pass no qdisc in the host: shape with -S wire"
+		return 0
+	fi
 	if [ "$v" -gt "$VMAX" ] || [ "$v" -lt 8 ] || [ $((v % 8)) != 0 ]; then
 		unavailable "$w" "$label" "$v values need a multiple of 8 within 8..$VMAX (MTU $MTU, ESA_MAX_VALUES $LIBMAX)"
 		return 0
@@ -282,7 +273,6 @@ one_config() {
 				die "cannot register the job"
 		fi
 		start_ps "$w" "$label" "$v" "$tr" || { unavailable "$w" "$label" "$why"; return 0; }
-		TOPO_PIDS="$TOPO_PIDS $pspid"
 		esa=(--esa values=$v ${WINDOW:+--esa window=$WINDOW})
 		for kv in $LIBKV; do esa+=(--esa "$kv"); done
 		[ "$tr" = xdp ] && esa+=(--esa io=xdp --esa ifname=eth0 --esa queue=0)
