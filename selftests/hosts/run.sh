@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The host side's tests (suite 30-hosts): libesa's and the PS's unit tests,
-# esa-jobs' own checks on loopback (threads sharing a job's settings, a worker
-# that cannot open, a bad address), then real jobs through the XDP switch in
-# network namespaces:
+# The host side's tests (suite 30-hosts): libesa's, its AF_XDP transport's
+# and the PS's unit tests, esa-jobs' own checks on loopback (threads sharing
+# a job's settings, a worker that cannot open, a bad address), then real
+# jobs through the XDP switch in network namespaces:
 #
 #   ns $P-hI (I = 1..9) --wire $P-wI (bridge, impairable)-- p$I \
 #                                                               +- ns $P-sw [ESA]
@@ -38,7 +38,7 @@ check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
 echo "TAP version 13"
 
 # ---------------------------------------------------------------- unit tests
-for t in lib_test ps_test; do
+for t in lib_test ps_test xsk_test; do
 	if [ ! -x $B/selftests/hosts/$t ]; then
 		nok "$t built (run make)"
 		continue
