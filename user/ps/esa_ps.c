@@ -90,7 +90,7 @@ static void usage(int rc)
 		"                         512, libesa's largest)\n"
 		"      --io udp|xdp|auto  the transport (udp): xdp is AF_XDP (CAP_NET_ADMIN,\n"
 		"                         CAP_BPF), auto is xdp if it can open, else udp\n"
-		"      --ifname DEV       AF_XDP's interface (the route to the workers)\n"
+		"      --ifname DEV       AF_XDP's interface (the route to --switch)\n"
 		"      --queue N          AF_XDP's queue of it (0)\n"
 		"      --sums switch|direct  a sum every worker needs: one SUM to the\n"
 		"                         switch, which sends it to them (switch, the\n"
