@@ -593,15 +593,17 @@ want restart && restart
 # host, ns $P-nb (10.66.0.2): job 1's two workers live there; job 2's rank
 # 0 is 10.66.0.99, on the PS's link, which nobody has: its next hop never
 # resolves.  The switch's packets come from 10.66.0.1:7680 in the PS's own
-# namespace (neigh_check, below): 8 chunks of job 2 delivered whole (each
-# result goes to the dead rank first), then one of job 1.  The PS must not
+# namespace (neigh_check, below): 8 chunks of job 2 delivered whole, then
+# one of job 1; the PS sends each sum to every worker itself (--sums
+# direct, as it answers resends and sends FETCHes: to the dead rank first
+# for job 2).  The PS must not
 # wait for the dead host: job 1's results must arrive before the kernel
 # gives up resolving 10.66.0.99 (its neighbour entry FAILED, after 3 ARP
 # requests 1 s apart), which is what esa-ps waited for, a second a packet.
 # Then the link goes down while the PS sends: it goes on, and SIGTERM ends
 # it.
 neigh_check() {	# neigh_check PS_NS HOST_NS VALUES
-	python3 - "$@" <<'PY'
+	python3 - "$@" "$(awk '$2 == "ESA_VERSION" { print $3 }' include/uapi/linux/esa.h)" <<'PY'
 import ctypes, os, select, socket, struct, subprocess, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 def enter(ns):
@@ -609,9 +611,9 @@ def enter(ns):
     if libc.setns(fd, 0x40000000):
         sys.exit("setns %s: %s" % (ns, os.strerror(ctypes.get_errno())))
     os.close(fd)
-a, b, nv = sys.argv[1], sys.argv[2], int(sys.argv[3])
+a, b, nv, ver = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 def deliver(job, seq):  # PARTIAL/DELIVER of both ranks, from the switch
-    return struct.pack("!BBBBHHQIHBB", 2, 3, 0, 0, job, 0xffff, 3, seq, nv, 7, 0) + \
+    return struct.pack("!BBBBHHQIHBB", ver, 3, 0, 0, job, 0xffff, 3, seq, nv, 7, 0) + \
         struct.pack("<%di" % nv, *([seq + 1] * nv))
 def failed(msg):  # RTM_NEWNEIGH of 10.66.0.99 in state NUD_FAILED
     while len(msg) >= 28:
@@ -667,7 +669,7 @@ neigh_stall() {
 		ip -n $a addr add 10.66.0.1/24 dev pa && ip -n $b addr add 10.66.0.2/24 dev pb &&
 		ip -n $a link set lo up && ip -n $a link set pa up && ip -n $b link set pb up ||
 		{ nok "$name: link"; return; }
-	ip netns exec $a $B/esa-ps -j -s 10.66.0.1 -v 32 --io xdp --ifname pa \
+	ip netns exec $a $B/esa-ps -j -s 10.66.0.1 -v 32 --io xdp --ifname pa --sums direct \
 		job 1 ps 10.66.0.1:9000 workers 10.66.0.2:5101 10.66.0.2:5102 \
 		job 2 ps 10.66.0.1:9000 workers 10.66.0.99:5201 10.66.0.2:5202 \
 		>$LOG/$name.ps.json 2>$LOG/$name.ps.err &
