@@ -17,11 +17,17 @@ PS_DIR		:= user/ps
 JOBS_DIR	:= user/jobs
 HOSTS_TEST_DIR	:= selftests/hosts
 LIB_OUT		:= $(OUTPUT)/lib
+# AF_XDP, files by concern (xsk_int.h says which owns what): the socket,
+# frames and UMEM, the steering program, next hops, sending and receiving.
+XSK_SRCS	:= $(LIB_DIR)/xsk.c $(LIB_DIR)/xsk_umem.c $(LIB_DIR)/xsk_prog.c \
+		   $(LIB_DIR)/xsk_neigh.c $(LIB_DIR)/xsk_rxtx.c
+XSK_OBJS	:= $(patsubst $(LIB_DIR)/%.c,$(LIB_OUT)/%.o,$(XSK_SRCS))
 LIB_SRCS	:= $(LIB_DIR)/config.c $(LIB_DIR)/worker.c $(LIB_DIR)/quant.c $(LIB_DIR)/io.c \
 		   $(LIB_DIR)/delay.c \
-		   $(LIB_DIR)/xsk.c
+		   $(XSK_SRCS)
 LIB_OBJS	:= $(patsubst $(LIB_DIR)/%.c,$(LIB_OUT)/%.o,$(LIB_SRCS))
-LIB_HDRS	:= $(LIB_DIR)/esa.h $(LIB_DIR)/esa_int.h $(LIB_DIR)/xsk.h include/uapi/linux/esa.h include/esa_prio.h \
+LIB_HDRS	:= $(LIB_DIR)/esa.h $(LIB_DIR)/esa_int.h $(LIB_DIR)/xsk.h $(LIB_DIR)/xsk_int.h \
+		   include/uapi/linux/esa.h include/esa_prio.h \
 		   include/esa_policy.h include/esa_wire.h include/esa_names.h user/common/words.h \
 		   include/esa_cc.h user/common/delayline.h
 LIBESA_A	:= $(OUTPUT)/libesa.a
@@ -38,7 +44,8 @@ PS_HDRS		:= $(PS_DIR)/ps.h include/uapi/linux/esa.h include/esa_wire.h include/e
 PS_OBJ		:= $(LIB_OUT)/ps_core.o
 ESA_PS		:= $(OUTPUT)/esa-ps
 ESA_JOBS	:= $(OUTPUT)/esa-jobs
-HOSTS_TESTS	:= $(OUTPUT)/selftests/hosts/lib_test $(OUTPUT)/selftests/hosts/ps_test
+HOSTS_TESTS	:= $(OUTPUT)/selftests/hosts/lib_test $(OUTPUT)/selftests/hosts/ps_test \
+		   $(OUTPUT)/selftests/hosts/xsk_test
 HOSTS_BENCH	:= $(OUTPUT)/selftests/hosts/lib_bench
 IMPAIR_OBJ	:= $(OUTPUT)/impair.bpf.o
 
@@ -65,7 +72,7 @@ $(XSK_OBJH): $(XSK_PROG)
 	$(Q){ echo 'static const unsigned char esa_xsk_obj[] = {'; \
 	     od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '};'; } > $@
 
-$(LIB_OUT)/xsk.o: $(XSK_OBJH) $(LIB_DIR)/xsk_maps.h
+$(LIB_OUT)/xsk_prog.o: $(XSK_OBJH) $(LIB_DIR)/xsk_maps.h
 
 $(LIBESA_A): $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -81,9 +88,9 @@ $(PS_OBJ): $(PS_DIR)/ps_core.c $(PS_HDRS) | $(LIB_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -c $< -o $@
 
-$(ESA_PS): $(PS_DIR)/esa_ps.c $(PS_OBJ) $(LIB_OUT)/xsk.o $(PS_HDRS) $(LIB_DIR)/xsk.h | $(OUTPUT)
+$(ESA_PS): $(PS_DIR)/esa_ps.c $(PS_OBJ) $(XSK_OBJS) $(PS_HDRS) $(LIB_DIR)/xsk.h | $(OUTPUT)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -I$(LIB_DIR) $< $(PS_OBJ) $(LIB_OUT)/xsk.o -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -I$(LIB_DIR) $< $(PS_OBJ) $(XSK_OBJS) -lpthread -o $@
 
 $(ESA_JOBS): $(JOBS_DIR)/esa_jobs.c $(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)
 	$(call msg,CCLD,$@)
@@ -91,6 +98,12 @@ $(ESA_JOBS): $(JOBS_DIR)/esa_jobs.c $(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)
 
 $(OUTPUT)/selftests/hosts/lib_test: $(HOSTS_TEST_DIR)/lib_test.c $(HOSTS_TEST_DIR)/simswitch.h selftests/tap.h \
 		$(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)/selftests/hosts
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) -I$(HOSTS_TEST_DIR) $< $(LIBESA_A) $(LIB_LIBS) -lpthread -o $@
+
+# AF_XDP's files through xsk.h (libesa.a holds them).
+$(OUTPUT)/selftests/hosts/xsk_test: $(HOSTS_TEST_DIR)/xsk_test.c $(HOSTS_TEST_DIR)/simswitch.h \
+		selftests/tap.h $(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)/selftests/hosts
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) -I$(HOSTS_TEST_DIR) $< $(LIBESA_A) $(LIB_LIBS) -lpthread -o $@
 

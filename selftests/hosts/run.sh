@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The host side's tests (suite 30-hosts): libesa's and the PS's unit tests,
-# esa-jobs' own checks on loopback (threads sharing a job's settings, a worker
-# that cannot open, a bad address), then real jobs through the XDP switch in
-# network namespaces:
+# The host side's tests (suite 30-hosts): libesa's, its AF_XDP transport's
+# and the PS's unit tests, esa-jobs' own checks on loopback (threads sharing
+# a job's settings, a worker that cannot open, a bad address), then real
+# jobs through the XDP switch in network namespaces:
 #
 #   ns $P-hI (I = 1..9) --wire $P-wI (bridge, impairable)-- p$I \
 #                                                               +- ns $P-sw [ESA]
@@ -20,12 +20,14 @@
 # killed mid-job (its peer's error names it); the PS, then the switch, dead
 # (the workers' errors name them); the PS killed and restarted mid-run over
 # links with loss, duplication and reordering at once (impair.bpf.c's
-# "mix").  Every result is checked by esa-jobs (int32 exact, float32 within
-# libesa's documented bound).  Prints TAP.
+# "mix"); over AF_XDP only, esa-ps with a dead worker host on its own link
+# (xdp-neigh: its other jobs must not wait for the dead host's ARP).  Every
+# result is checked by esa-jobs (int32 exact, float32 within libesa's
+# documented bound).  Prints TAP.
 # Environment: HOSTS_QUICK=1 runs the unit tests only; HOSTS_SCENARIOS="loss1
 # killed ..." runs only those scenarios (clean loss1 loss5 dupreorder rerun
 # trust killed dead restart, and each again over AF_XDP: xdp-clean ...
-# xdp-restart); KEEP=1 keeps the logs.
+# xdp-restart, then xdp-neigh); KEEP=1 keeps the logs.
 set -u
 cd "$(dirname "$0")/../.."
 B=${OUTPUT:-build}
@@ -38,7 +40,7 @@ check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
 echo "TAP version 13"
 
 # ---------------------------------------------------------------- unit tests
-for t in lib_test ps_test; do
+for t in lib_test ps_test xsk_test; do
 	if [ ! -x $B/selftests/hosts/$t ]; then
 		nok "$t built (run make)"
 		continue
@@ -586,6 +588,111 @@ restart() {
 }
 want restart && restart
 
+# ------------------------------------------------ a dead worker host (AF_XDP)
+# esa-ps over AF_XDP on a link of its own: ns $P-na (10.66.0.1, pa) to a
+# host, ns $P-nb (10.66.0.2): job 1's two workers live there; job 2's rank
+# 0 is 10.66.0.99, on the PS's link, which nobody has: its next hop never
+# resolves.  The switch's packets come from 10.66.0.1:7680 in the PS's own
+# namespace (neigh_check, below): 8 chunks of job 2 delivered whole, then
+# one of job 1; the PS sends each sum to every worker itself (--sums
+# direct, as it answers resends and sends FETCHes: to the dead rank first
+# for job 2).  The PS must not
+# wait for the dead host: job 1's results must arrive before the kernel
+# gives up resolving 10.66.0.99 (its neighbour entry FAILED, after 3 ARP
+# requests 1 s apart), which is what esa-ps waited for, a second a packet.
+# Then the link goes down while the PS sends: it goes on, and SIGTERM ends
+# it.
+neigh_check() {	# neigh_check PS_NS HOST_NS VALUES
+	python3 - "$@" "$(awk '$2 == "ESA_VERSION" { print $3 }' include/uapi/linux/esa.h)" <<'PY'
+import ctypes, os, select, socket, struct, subprocess, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+def enter(ns):
+    fd = os.open("/run/netns/" + ns, os.O_RDONLY)
+    if libc.setns(fd, 0x40000000):
+        sys.exit("setns %s: %s" % (ns, os.strerror(ctypes.get_errno())))
+    os.close(fd)
+a, b, nv, ver = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+def deliver(job, seq):  # PARTIAL/DELIVER of both ranks, from the switch
+    return struct.pack("!BBBBHHQIHBB", ver, 3, 0, 0, job, 0xffff, 3, seq, nv, 7, 0) + \
+        struct.pack("<%di" % nv, *([seq + 1] * nv))
+def failed(msg):  # RTM_NEWNEIGH of 10.66.0.99 in state NUD_FAILED
+    while len(msg) >= 28:
+        ln, typ = struct.unpack_from("=IH", msg)
+        state = struct.unpack_from("=H", msg, 24)[0]
+        dst = msg.find(struct.pack("=HH", 8, 1) + socket.inet_aton("10.66.0.99"), 28, ln)
+        if typ == 28 and state & 0x20 and dst >= 0:
+            return True
+        msg = msg[(ln + 3) & ~3:]
+    return False
+enter(b)
+w = {}
+for port in (5101, 5102, 5202):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("10.66.0.2", port))
+    w[s] = port
+enter(a)
+nl = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+nl.bind((0, 4))                         # RTMGRP_NEIGH
+sw = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+sw.bind(("10.66.0.1", 7680))
+for seq in range(8):
+    sw.sendto(deliver(2, seq), ("10.66.0.1", 9000))
+sw.sendto(deliver(1, 0), ("10.66.0.1", 9000))
+got = dict.fromkeys(w.values(), 0)
+order = []
+end = time.monotonic() + 20
+while time.monotonic() < end and "FAILED" not in order:
+    for s in select.select(list(w) + [nl], [], [], 0.1)[0]:
+        if s is nl:
+            if failed(nl.recv(65536)):
+                order.append("FAILED")
+        else:
+            s.recv(65536)
+            got[w[s]] += 1
+            if got[5101] and got[5102] and "job 1" not in order:
+                order.append("job 1")
+print("# results to job 1's workers %d and %d, to job 2's live one %d; in order: %s" %
+      (got[5101], got[5102], got[5202], ", ".join(order) or "nothing"))
+# the link down while the PS sends: 300 more chunks of job 1
+subprocess.run(["ip", "link", "set", "dev", "pa", "down"], check=True)
+for seq in range(1, 301):
+    sw.sendto(deliver(1, seq), ("10.66.0.1", 9000))
+time.sleep(0.5)
+sys.exit(0 if order == ["job 1", "FAILED"] and got[5202] == 8 else 1)
+PY
+}
+neigh_stall() {
+	local name=${PFX}neigh a=$P-na b=$P-nb pid rc t
+	ip netns add $a && ip netns add $b || { nok "$name: namespaces"; return; }
+	TOPO_NS="$TOPO_NS $a $b"
+	ip link add pa netns $a type veth peer name pb netns $b &&
+		ip -n $a addr add 10.66.0.1/24 dev pa && ip -n $b addr add 10.66.0.2/24 dev pb &&
+		ip -n $a link set lo up && ip -n $a link set pa up && ip -n $b link set pb up ||
+		{ nok "$name: link"; return; }
+	ip netns exec $a $B/esa-ps -j -s 10.66.0.1 -v 32 --io xdp --ifname pa --sums direct \
+		job 1 ps 10.66.0.1:9000 workers 10.66.0.2:5101 10.66.0.2:5102 \
+		job 2 ps 10.66.0.1:9000 workers 10.66.0.99:5201 10.66.0.2:5202 \
+		>$LOG/$name.ps.json 2>$LOG/$name.ps.err &
+	pid=$!
+	TOPO_PIDS="$TOPO_PIDS $pid"
+	for t in $(seq 50); do grep -q serving $LOG/$name.ps.err && break; sleep 0.1; done
+	neigh_check $a $b 32
+	rc=$?
+	check "$name: with one job's worker host dead on the PS's link, the other job's results came before the kernel gave up on it (no wait for ARP), the dead job's live worker got all 8" \
+		[ $rc = 0 ]
+	kill -TERM $pid
+	for t in $(seq 100); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+	check "$name: the link down while it sent, the PS went on and SIGTERM ended it" \
+		eval '! kill -0 $pid 2>/dev/null'
+	kill -9 $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	echo "# PS: $(json $LOG/$name.ps.json '"tx_udp %d tx_error %d result_tx %d" % (d["total"]["tx_udp"], d["total"]["tx_error"], d["total"]["result_tx"])')"
+	check "$name: the dead host's results went by UDP, counted (tx_udp)" \
+		[ "$(json $LOG/$name.ps.json 'd["total"]["tx_udp"] >= 8')" = True ]
+	ip netns del $a
+	ip netns del $b
+}
+
 # ------------------------------------------------------------------ AF_XDP
 # The workers and the PS again on AF_XDP (io=xdp, esa-ps --io xdp): every
 # scenario above: clean links, loss, duplication and reordering, a job id
@@ -605,6 +712,7 @@ if [ -z "${HOSTS_NO_XDP:-}" ]; then
 	want xdp-killed && killed
 	want xdp-dead && dead
 	want xdp-restart && restart
+	want xdp-neigh && neigh_stall
 	IO=udp PFX=
 fi
 

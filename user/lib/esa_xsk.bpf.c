@@ -6,8 +6,8 @@
  * registered address, a PS's), arriving on the queue that socket is bound
  * to; everything else passes to the kernel untouched: other traffic, ICMP
  * errors, fragments, IP options, and our packets on another queue (the
- * UDP socket libesa keeps on the same port takes those).  libxdp runs it
- * in its dispatcher, after or before other programs (chain on XDP_PASS).
+ * UDP socket libesa keeps on the same port takes those).  xsk_prog.c
+ * attaches it alone, through a bpf_link its process holds.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -16,7 +16,6 @@
 #include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
-#include <xdp/xdp_helpers.h>
 
 #include "xsk_maps.h"
 
@@ -33,11 +32,6 @@ struct {
 	__type(key, struct esa_xsk_key);
 	__type(value, struct esa_xsk_val);
 } esa_xsk_ports SEC(".maps");
-
-struct {
-	__uint(priority, 20);
-	__uint(XDP_PASS, 1);
-} XDP_RUN_CONFIG(esa_xsk);
 
 SEC("xdp")
 int esa_xsk(struct xdp_md *ctx)

@@ -644,11 +644,14 @@ static int esa_xsk_worker_open(struct esa_worker *w, char *err, size_t len)
 	};
 	/* xdp_workers workers like this one, or of window 128 if larger */
 	uint32_t one = esa_xsk_need(w->npkts, w->nrc), dflt = esa_xsk_need(4 * 128, 4 * 128);
+	uint8_t mac[6];
 	int rc;
 
 	c.umem_frames = w->cfg.xdp_workers * (one > dflt ? one : dflt);
 	rc = esa_xsk_open(&w->xsk, &c, err, len);
-
+	/* the switch's next hop, resolved now (opening may wait for it) */
+	if (!rc)
+		rc = esa_xsk_next_hop(w->xsk, w->cfg.sw.sin_addr, mac, err, len);
 	for (uint32_t i = 0; !rc && i < w->npkts; i++)
 		rc = esa_xsk_tx_prep(w->xsk, i, &w->cfg.local, &w->cfg.sw, w->pktlen, err, len);
 	if (rc) {

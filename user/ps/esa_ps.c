@@ -90,7 +90,7 @@ static void usage(int rc)
 		"                         512, libesa's largest)\n"
 		"      --io udp|xdp|auto  the transport (udp): xdp is AF_XDP (CAP_NET_ADMIN,\n"
 		"                         CAP_BPF), auto is xdp if it can open, else udp\n"
-		"      --ifname DEV       AF_XDP's interface (the route to the workers)\n"
+		"      --ifname DEV       AF_XDP's interface (the route to --switch)\n"
 		"      --queue N          AF_XDP's queue of it (0)\n"
 		"      --sums switch|direct  a sum every worker needs: one SUM to the\n"
 		"                         switch, which sends it to them (switch, the\n"
@@ -400,34 +400,43 @@ static int file_option(struct opts *o, char **w, int n)
 /* ------------------------------------------------------------------ */
 
 #define XS_TX	1024	/* send frames, used in turn */
+#define XS_WAITS	10	/* a full ring waited for (1 ms each) per flush */
 
 static uint32_t xs_next, xs_pend[BATCH];
 static int xs_npend;
 
-/* Post what was built; wait for room when the ring is full. */
+/*
+ * Post what was built: as much as the ring takes, waiting for room a few
+ * times (1 ms each) and not once asked to exit; what is left is dropped
+ * and counted (the workers' resends recover it).  A device that is down
+ * keeps what was posted (it goes when it is up) and takes no more.
+ */
 static void xs_flush(struct ps *ps)
 {
-	int done = 0;
+	int done = 0, waits = 0;
 
-	while (done < xs_npend) {
+	while (done < xs_npend && !want_exit) {
 		int k = esa_xsk_send(xs, xs_pend + done, xs_npend - done);
 
-		if (k < 0) {
-			ps_note(ps, PS_C_TX_ERROR);	/* counted, the rest dropped */
+		if (k < 0)
 			break;
-		}
+		done += k;
 		if (!k) {
 			struct pollfd p = { .fd = esa_xsk_fd(xs), .events = POLLOUT };
 
-			poll(&p, 1, 10);
+			if (++waits > XS_WAITS)
+				break;
+			poll(&p, 1, 1);
 		}
-		done += k;
 	}
+	for (; done < xs_npend; done++)
+		ps_note(ps, PS_C_TX_ERROR);
 	xs_npend = 0;
 }
 
-/* Build the packet in a send frame; false: send it by UDP (no next hop, or
- * the frame is still posted). */
+/* Build the packet in a send frame; false: send it by UDP (counted): its
+ * next hop is not resolved yet (xsk_neigh.c resolves it meanwhile, without
+ * waiting), or the frame is still posted. */
 static bool xs_tx(const struct sockaddr_in *from, const struct sockaddr_in *to,
 		  const void *buf, size_t len)
 {
@@ -436,11 +445,11 @@ static bool xs_tx(const struct sockaddr_in *from, const struct sockaddr_in *to,
 
 	if (xs_npend == BATCH)
 		xs_flush(the_ps);
-	/* a frame the device has not sent yet must not change: UDP instead */
-	if (!esa_xsk_tx_claim(xs, f))
+	/* a frame the device has not sent yet must not change */
+	if (esa_xsk_tx_busy(xs, f) || esa_xsk_tx_prep(xs, f, from, to, len, err, sizeof(err))) {
+		ps_note(the_ps, PS_C_TX_UDP);
 		return false;
-	if (esa_xsk_tx_prep(xs, f, from, to, len, err, sizeof(err)))
-		return false;
+	}
 	memcpy(esa_xsk_tx_payload(xs, f), buf, len);
 	xs_pend[xs_npend++] = f;
 	return true;

@@ -49,7 +49,11 @@ enum ps_counter {
 				 * sent that rank for that chunk */
 	PS_C_RX_PROBE,		/* empty datagrams: a worker checking the PS runs */
 	PS_C_NO_SWITCH,		/* ACK needed but no --switch address */
-	PS_C_TX_ERROR,		/* packets the socket refused */
+	PS_C_TX_ERROR,		/* packets the socket refused (or, on AF_XDP,
+				 * the device did not take in time) */
+	PS_C_TX_UDP,		/* on AF_XDP: packets sent by UDP instead (the
+				 * next hop not resolved yet, or every send
+				 * frame still posted) */
 	__PS_C_MAX,
 };
 

@@ -67,6 +67,7 @@ const char *const ps_counter_names[__PS_C_MAX] = {
 	[PS_C_RX_PROBE]		= "rx_probe",
 	[PS_C_NO_SWITCH]	= "no_switch",
 	[PS_C_TX_ERROR]		= "tx_error",
+	[PS_C_TX_UDP]		= "tx_udp",
 };
 
 /* seq -> index, open addressing with linear probing. */
