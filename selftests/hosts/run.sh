@@ -25,7 +25,7 @@
 # result is checked by esa-jobs (int32 exact, float32 within libesa's
 # documented bound).  Prints TAP.
 # Environment: HOSTS_QUICK=1 runs the unit tests only; HOSTS_SCENARIOS="loss1
-# killed ..." runs only those scenarios (clean loss1 loss5 dupreorder rerun
+# killed ..." runs only those scenarios (clean loss1 loss5 dupreorder nocopy rerun
 # trust killed dead restart, and each again over AF_XDP: xdp-clean ...
 # xdp-restart, then xdp-neigh); KEEP=1 keeps the logs.
 set -u
@@ -294,10 +294,12 @@ run_sum() { json $LOG/$1.run.json "sum(x['$2'] for x in d['jobs'])"; }
 on_xdp() { [ "$(run_sum $1 io_xdp)" = 9 ] && grep -q 'io xdp eth0 queue 0' $LOG/$1.ps.err; }
 
 # ------------------------------------------------------------ impaired links
-# scenario NAME SECTION SLOTS: the jobs through impaired (or clean) links
+# scenario NAME SECTION SLOTS [PROG WORDS]: the jobs through impaired (or
+# clean) links, the switch loaded with esactl prog load's words too
 scenario() {
 	local name=$1 sec=$2 slots=$3 i rc
-	start_switch $slots || { nok "$name: switch loaded"; return; }
+	shift 3
+	start_switch $slots "$@" || { nok "$name: switch loaded"; return; }
 	start_ps $name.ps || { nok "$name: PS started"; return; }
 	if [ $sec != none ]; then
 		for i in $WORKERS; do topo_impair $i $sec 2>/dev/null || { nok "$name: impair"; return; }; done
@@ -314,7 +316,8 @@ scenario() {
 		jobs_ok $LOG/$name.run.json
 	local sent got rx ps_drops
 	sent=$(run_sum $name tx_packets)
-	got=$(json $LOG/$name.sw.json 'sum(x["rx"] for x in d["jobs"])')
+	# the switch took the workers' DATA and the PS's sums (ps_sums)
+	got=$(json $LOG/$name.sw.json 'sum(x["rx"] - x["ps_sums"] for x in d["jobs"])')
 	ps_drops=$(json $LOG/$name.ps.json 'sum(v for k, v in d["total"].items() if k.startswith("drop_"))')
 	echo "# workers sent $sent packets, the switch received $got"
 	case $sec in
@@ -340,6 +343,21 @@ want clean && scenario clean none 4096
 want loss1 && scenario loss1 loss1 256
 want loss5 && scenario loss5 loss5 256
 want dupreorder && scenario dupreorder dupreorder 256
+
+# ------------------------------------------------------------- no copies
+# ps-copy off: the switch sends the PS no result copies (a shared PS's link
+# carries only fallbacks), so a worker whose result was lost is answered
+# from its peers: its resend reaches the PS as DONE and draws a FETCH at
+# once.  Through 5% loss every sum still right, and no copy sent.
+nocopy() {
+	local name=${PFX}nocopy copies fetched
+	scenario $name loss5 256 ps-copy off
+	copies=$(json $LOG/$name.sw.json 'sum(x["ps_copy_tx"] for x in d["jobs"])')
+	fetched=$(json $LOG/$name.ps.json 'd["total"]["done_fetched"] + d["total"]["fetch_tx"]')
+	check "$name: no result copy to the PS ($copies); lost results came from peers through FETCH ($fetched)" \
+		[ "${copies:-x}" = 0 -a "${fetched:-0}" -gt 0 ]
+}
+want nocopy && nocopy
 
 # ------------------------------------------------------------------ rerun
 # A job id run again: job 2 registered anew at the switch, the same PS still
