@@ -19,6 +19,9 @@
 #                     to match): a shared PS without result copies, then a PS
 #                     per job; seeds 1-3 (JCT_NET_ARGS), about 20 minutes;
 #                     ends with jct-shared: and jct: lines; build/jct-net/
+#   make jct-net-sweep  the network-bound testbed over 8 points around its
+#                     headline (pool, load, window, priorities; PS per job;
+#                     about 40 minutes): build/jct-net/sweep/sweep.txt
 #   make jct-calib    the calibration microbenchmarks of the testbed preset
 #                     (JCT_CALIB_ARGS=-N: of the network-bound one)
 #   make jct-plots    redraw the plots of the last run
@@ -77,7 +80,7 @@ bench-e2e-tbf:
 		-c gloo,udp-256,udp-max,ps-256,ps-max \
 		-o $(OUTPUT)/e2e-tbf $(E2E_ARGS)
 
-.PHONY: jct jct-tbf jct-net jct-sweep jct-calib jct-plots jct-clean
+.PHONY: jct jct-tbf jct-net jct-net-sweep jct-sweep jct-calib jct-plots jct-clean
 jct:
 	$(Q)scripts/deps.sh build test plot
 	$(Q)$(MAKE) --no-print-directory all
@@ -99,6 +102,11 @@ jct-net:
 		>$(OUTPUT)/jct-net/shared/out.txt; rc=$$?; \
 		sed 's/^jct: /jct-shared: /' $(OUTPUT)/jct-net/shared/out.txt; exit $$rc
 	$(Q)OUTPUT=$(OUTPUT) $(JCT_DIR)/jct.sh -N -o $(OUTPUT)/jct-net $(JCT_NET_ARGS)
+
+jct-net-sweep:
+	$(Q)scripts/deps.sh build test plot
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)OUTPUT=$(OUTPUT) $(JCT_DIR)/jct-sweep.sh -N $(JCT_SWEEP_ARGS)
 
 jct-sweep:
 	$(Q)scripts/deps.sh build test plot
