@@ -78,10 +78,12 @@ def derived(r):
 def table(rows):
     """Rows of text, one per cell, gloo first within each (ranks, size)."""
     hdr = ("ranks", "MB", "config", "ms/op", "MB/s/rank", "vs gloo", "kpps sw",
-           "host s/GB", "softirq s/GB", "PS s/GB", "in switch", "resends",
-           "other", "idle", "check")
+           "host s/GB", "softirq s/GB", "PS s/GB", "CPU s/GB", "CPU vs gloo", "in switch",
+           "resends", "other", "idle", "check")
     out = [hdr]
     gloo = {(r["ranks"], r["mib"]): derived(r)["MBps"] for r in rows
+            if r.get("available") and r["label"] == "gloo" and r.get("ok")}
+    gcpu = {(r["ranks"], r["mib"]): cpu_per_gb(derived(r)) for r in rows
             if r.get("available") and r["label"] == "gloo" and r.get("ok")}
     for r in rows:
         key = (r["ranks"], r["mib"])
@@ -91,10 +93,12 @@ def table(rows):
             continue
         d = derived(r)
         g = gloo.get(key)
+        gc = gcpu.get(key)
         out.append((str(r["ranks"]), str(r["mib"]), r["label"], "%.1f" % d["ms"],
                     "%.1f" % d["MBps"], "%.2f" % (d["MBps"] / g) if g else "-",
                     "%.0f" % d["kpps"], "%.2f" % d["host"], "%.2f" % d["softirq"],
-                    "%.2f" % d["ps"],
+                    "%.2f" % d["ps"], "%.2f" % cpu_per_gb(d),
+                    "%.2f" % (cpu_per_gb(d) / gc) if gc else "-",
                     "-" if d["in_switch"] is None else "%.0f%%" % (100 * d["in_switch"]),
                     str(d["resends"]), "%.0f%%" % (100 * d["other"]),
                     "%.0f%%%s" % (100 * d["idle"], "*" if d["idle"] < CPU_BOUND_IDLE else ""),
@@ -110,6 +114,11 @@ CPU_BOUND_IDLE = 0.20
 def cpu_bound(rows):
     """The cells whose run left the machine under CPU_BOUND_IDLE idle."""
     return [r for r in rows if r.get("available") and derived(r)["idle"] < CPU_BOUND_IDLE]
+
+
+def cpu_per_gb(d):
+    """Host CPU per GB reduced: the ranks', the machine's softirq and esa-ps's."""
+    return d["host"] + d["softirq"] + d["ps"]
 
 
 def fmt(out):
@@ -132,6 +141,19 @@ def best(rows, ranks, mib):
          and r.get("ok") and r["label"].split("-")[0] in ("udp", "xdp")
          and r["ranks"] == ranks and r["mib"] == mib]
     return (g[0] if g else None), (max(e) if e else None)
+
+
+def cpu_line(rows, ranks, mib):
+    """e2e-cpu: gloo's CPU per GB and the least of ESA's switch configurations'."""
+    g = [cpu_per_gb(derived(r)) for r in rows if r.get("available") and r.get("ok")
+         and r["label"] == "gloo" and r["ranks"] == ranks and r["mib"] == mib]
+    e = [(cpu_per_gb(derived(r)), r["label"]) for r in rows if r.get("available")
+         and r.get("ok") and r["label"].split("-")[0] in ("udp", "xdp")
+         and r["ranks"] == ranks and r["mib"] == mib]
+    if not g or not e:
+        return "e2e-cpu: ranks=%d mbytes=%d: no CPU figures to compare" % (ranks, mib)
+    return ("e2e-cpu: ranks=%d mbytes=%d gloo_s_per_GB=%.2f esa_s_per_GB=%.2f ratio=%.2f "
+            "(%s)" % (ranks, mib, g[0], min(e)[0], min(e)[0] / g[0], min(e)[1]))
 
 
 def plot(rows, d):
@@ -214,6 +236,7 @@ def main():
     if g and e:
         lines.append("e2e: ESA's best configuration at %d ranks, %d MB: %s" %
                      (a.ranks, a.mbytes, e[1]))
+        lines.append(cpu_line(rows, a.ranks, a.mbytes))
         lines.append("e2e: ranks=%d mbytes=%d%s gloo_MBps=%.1f esa_MBps=%.1f ratio=%.2f"
                      % (a.ranks, a.mbytes, " link=%s" % a.rate if a.rate else "",
                         g, e[0], e[0] / g))
