@@ -116,15 +116,12 @@ $(OUTPUT)/esa_bench: selftests/esa/esa_bench.c $(OUTPUT)/esa_bench.skel.h $(COMM
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -Iselftests/esa -Ibpf $< $(COMMON) $(LDLIBS) -o $@
 
-# The kernel's kselftest harness, from Debian's linux-source package.
-KSFT	:= $(OUTPUT)/kselftest/kselftest_harness.h
-$(KSFT): scripts/kselftest-headers.sh
-	$(call msg,GET,$@)
-	$(Q)scripts/kselftest-headers.sh $(OUTPUT)/kselftest
+# The kernel's kselftest harness, vendored (selftests/kselftest/README).
+KSFT	:= selftests/kselftest/kselftest_harness.h
 
 $(OUTPUT)/selftests/%: selftests/esa/%.c $(COMMON) $(KSFT) | $(OUTPUT)/selftests
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -Wno-sign-compare -Iselftests/esa -I$(OUTPUT)/kselftest \
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -Wno-sign-compare -Iselftests/esa -Iselftests/kselftest \
 		$< $(COMMON) $(LDLIBS) -o $@
 
 # A target without its .d file (built before there were any, or whose

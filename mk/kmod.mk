@@ -79,20 +79,19 @@ $(OUTPUT)/esa_kf_probe.bpf.o: selftests/kmod/esa_kf_probe.bpf.c selftests/kmod/e
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -Iselftests/kmod -Ibpf -c $< -o $@
 
-# Static: the VM's initramfs has no libraries.  (The Makefile defines
-# $(KSFT) after including this file, hence the harness's path.)
+# Static: the VM's initramfs has no libraries.
 $(VM_BIN)/%: selftests/kmod/%.c selftests/kmod/kmod_test.h selftests/esa/testlib.h \
 		selftests/kmod/esa_kf_probe.h $(OUTPUT)/esa_kf_probe.skel.h \
-		$(VM_LIBS) $(HDRS) $(OUTPUT)/kselftest/kselftest_harness.h | $(VM_BIN)
+		$(VM_LIBS) $(HDRS) selftests/kselftest/kselftest_harness.h | $(VM_BIN)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) -Wno-sign-compare -Iselftests/esa -Iselftests/kmod \
-		-I$(OUTPUT)/kselftest -static $< $(VM_LIBS) $(LDLIBS) -o $@
+		-Iselftests/kselftest -static $< $(VM_LIBS) $(LDLIBS) -o $@
 
 # The structure-aware fuzzer, on the kfunc variant with jobs in esa.ko.
 $(VM_BIN)/esa_fuzz: selftests/esa/esa_fuzz.c selftests/esa/testlib.h $(VM_LIBS) $(HDRS) \
-		$(KSFT) | $(VM_BIN)
+		selftests/kselftest/kselftest_harness.h | $(VM_BIN)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) -Wno-sign-compare -Iselftests/esa -I$(OUTPUT)/kselftest \
+	$(Q)$(CC) $(CFLAGS) -Wno-sign-compare -Iselftests/esa -Iselftests/kselftest \
 		-static $< $(VM_LIBS) $(LDLIBS) -o $@
 
 $(VM_BIN)/esa_kfunc_bench: selftests/kmod/esa_kfunc_bench.c selftests/esa/testlib.h \

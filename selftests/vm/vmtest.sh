@@ -109,9 +109,7 @@ fi
 # Build                                                                #
 # ------------------------------------------------------------------ #
 t0=$(date +%s)
-# The kselftest headers come from the same linux-source deb as 6.1's tools.
-export ESA_DEB_CACHE=$cache/debs
-mkdir -p "$ESA_DEB_CACHE" "$out"
+mkdir -p "$out"
 if ! make -s -j2 vm-bins > "$out/bins.log" 2>&1; then
 	tap fail "build the tests (make vm-bins)"
 	sed 's/^/# /' "$out/bins.log" | tail -30
