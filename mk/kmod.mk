@@ -11,8 +11,9 @@
 #                         build/vm/KVER/esa.ko (downloads into vm/)
 #   make vmtest           boot those kernels in qemu (no KVM needed) and
 #                         run the module, netlink, kfunc, XDP and stress
-#                         tests; VM_SERIES="6.12" for one, V=1 for the
-#                         consoles
+#                         tests (installs the Debian packages it
+#                         needs); VM_SERIES="6.12" for one, V=1 for
+#                         the consoles
 #   make vmtest-debug     the same on debug kernels built from Debian's
 #                         linux-source-6.12 (lockdep, KASAN, kmemleak,
 #                         atomic sleep; and KCSAN), built once and cached
@@ -111,11 +112,13 @@ $(VM_BIN)/qexit: selftests/vm/qexit.c | $(VM_BIN)
 vm-bins: $(VM_TESTS) $(VM_BIN)/esa_fuzz $(VM_BIN)/esa_kfunc_bench $(VM_BIN)/esactl $(VM_BIN)/qexit \
 	$(OUTPUT)/esa_kfunc.bpf.o
 
+# Both install the Debian packages they need (-i), as make demo and make
+# check do.
 kmod-debian:
-	$(Q)selftests/vm/vmtest.sh -b $(VM_SERIES)
+	$(Q)selftests/vm/vmtest.sh -b -i $(VM_SERIES)
 
 vmtest:
-	$(Q)selftests/vm/vmtest.sh $(VM_SERIES)
+	$(Q)selftests/vm/vmtest.sh -i $(VM_SERIES)
 
 # The stress runs a minute there: the checkers slow the kernel down a lot.
 vmtest-debug:
