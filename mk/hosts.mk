@@ -27,10 +27,20 @@ LIB_SRCS	:= $(LIB_DIR)/config.c $(LIB_DIR)/worker.c $(LIB_DIR)/quant.c $(LIB_DIR
 		   $(XSK_SRCS)
 LIB_OBJS	:= $(patsubst $(LIB_DIR)/%.c,$(LIB_OUT)/%.o,$(LIB_SRCS))
 LIB_HDRS	:= $(LIB_DIR)/esa.h $(LIB_DIR)/esa_int.h $(LIB_DIR)/xsk.h $(LIB_DIR)/xsk_int.h \
-		   include/uapi/linux/esa.h include/esa_prio.h \
+		   include/uapi/linux/esa.h include/esa_prio.h include/esa_hist.h \
 		   include/esa_policy.h include/esa_wire.h include/esa_names.h user/common/words.h \
 		   include/esa_cc.h user/common/delayline.h
 LIBESA_A	:= $(OUTPUT)/libesa.a
+# libesa's version is its API's (ESA_LIB_VERSION in esa_int.h, esa_version()):
+# the soname carries the major, the file the whole version, as Debian's
+# libraries do; libesa.so is the link for -lesa.
+LIBESA_VER	:= $(shell sed -n 's/^\#define ESA_LIB_VERSION[[:space:]]*\([0-9]*\).*/\1/p' \
+		     $(LIB_DIR)/esa_int.h)
+LIBESA_MAJOR	:= $(shell echo $$(( $(LIBESA_VER) / 10000 )))
+LIBESA_VERSION	:= $(LIBESA_MAJOR).$(shell echo $$(( $(LIBESA_VER) / 100 % 100 ))).$(shell \
+		     echo $$(( $(LIBESA_VER) % 100 )))
+LIBESA_SONAME	:= libesa.so.$(LIBESA_MAJOR)
+LIBESA_REAL	:= $(OUTPUT)/libesa.so.$(LIBESA_VERSION)
 LIBESA_SO	:= $(OUTPUT)/libesa.so
 # -fno-math-errno lets lrintf() become one vector instruction.
 LIB_CFLAGS	:= -fPIC -fno-math-errno -I$(LIB_DIR) -I$(OUTPUT)
@@ -78,11 +88,17 @@ $(LIBESA_A): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-# Only the API of esa.h is exported (libesa.map).
-$(LIBESA_SO): $(LIB_OBJS) $(LIB_DIR)/libesa.map
+# Only the API of esa.h is exported, with the symbol versions of libesa.map.
+$(LIBESA_REAL): $(LIB_OBJS) $(LIB_DIR)/libesa.map
 	$(call msg,LD,$@)
-	$(Q)$(CC) -shared -Wl,-soname,libesa.so -Wl,--version-script=$(LIB_DIR)/libesa.map \
-		$(LIB_OBJS) $(LIB_LIBS) -o $@
+	$(Q)$(CC) -shared -Wl,-soname,$(LIBESA_SONAME) -Wl,--version-script=$(LIB_DIR)/libesa.map \
+		-Wl,-z,defs -Wl,-z,relro -Wl,-z,now $(LIB_OBJS) $(LIB_LIBS) -o $@
+
+# The soname's link (what ld.so and ctypes.CDLL("libesa.so.2") open) and the
+# link for -lesa, in the build tree as where it is installed.
+$(LIBESA_SO): $(LIBESA_REAL)
+	$(Q)ln -sf $(notdir $(LIBESA_REAL)) $(OUTPUT)/$(LIBESA_SONAME)
+	$(Q)ln -sf $(LIBESA_SONAME) $@
 
 $(PS_OBJ): $(PS_DIR)/ps_core.c $(PS_HDRS) | $(LIB_OUT)
 	$(call msg,CC,$@)
@@ -131,5 +147,5 @@ demo:
 	$(Q)scripts/demo.sh $(DEMO_ARGS)
 
 hosts-clean:
-	$(Q)rm -rf $(LIB_OUT) $(LIBESA_A) $(LIBESA_SO) $(ESA_PS) $(ESA_JOBS) $(XSK_PROG) $(XSK_OBJH) \
+	$(Q)rm -rf $(LIB_OUT) $(LIBESA_A) $(OUTPUT)/libesa.so* $(ESA_PS) $(ESA_JOBS) $(XSK_PROG) $(XSK_OBJH) \
 		$(OUTPUT)/selftests/hosts $(IMPAIR_OBJ)

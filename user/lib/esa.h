@@ -220,7 +220,18 @@ int esa_serve(esa_worker *w, int timeout_ms, int quiet_ms);
 /* Statistics                                                          */
 /* ------------------------------------------------------------------ */
 
-/* Counters of a worker, since it opened.  The layout is fixed (ctypes). */
+/*
+ * The round-trip histogram: rtt_hist[i] counts the chunks whose round trip
+ * (first send to result, in whole microseconds as rtt_us_sum adds them) was
+ * at most 2^i us and more than 2^(i-1) us (i = 0: at most 1 us); the last
+ * bucket, ESA_RTT_BUCKETS - 1, every longer one (above 2^22 us, 4.2 s).
+ */
+#define ESA_RTT_BUCKETS	24
+
+/*
+ * Counters of a worker, since it opened.  The layout is fixed (ctypes) and
+ * only grows at its end: esa_worker_stats() copies what the caller knows.
+ */
 struct esa_stats {
 	uint64_t ops;		/* allreduces completed */
 	uint64_t elems;		/* elements reduced */
@@ -264,9 +275,13 @@ struct esa_stats {
 				 * NOSLOT) */
 	uint64_t cc_decreases;	/* times the window halved (window_min) */
 	uint64_t cwnd;		/* the congestion window now, chunks */
+	/* API 2.2: the round trips of rtt_us_sum and rtt_samples as a
+	 * histogram (ESA_RTT_BUCKETS below); sum over it = rtt_samples */
+	uint64_t rtt_hist[ESA_RTT_BUCKETS];
 };
 
-/* 0, or -EINVAL.  size: sizeof(struct esa_stats) as the caller knows it. */
+/* 0, or -EINVAL.  size: sizeof(struct esa_stats) as the caller knows it
+ * (a larger struct of a newer header: the rest is left as it was). */
 int esa_worker_stats(const esa_worker *w, struct esa_stats *s, size_t size);
 /* One counter by its field name above; -1 if unknown. */
 int64_t esa_worker_stat(const esa_worker *w, const char *name);

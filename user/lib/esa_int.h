@@ -21,7 +21,9 @@
 #error "libesa supports little-endian hosts only (as does the protocol)"
 #endif
 
-#define ESA_LIB_VERSION		20100	/* 2.1.0: io, ifname, queue, timeout_us */
+/* 2.1.0: io, ifname, queue, timeout_us; 2.2.0: esa_stats.rtt_hist.  The
+ * major is libesa's soname (libesa.so.2), the Makefile reads it here. */
+#define ESA_LIB_VERSION		20200
 
 /* The least resend timeout by default (timeout_us). */
 #define ESA_TIMEOUT_US_DEFAULT	10000

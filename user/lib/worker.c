@@ -32,6 +32,7 @@
 #include <linux/errqueue.h>
 
 #include "esa_int.h"
+#include "esa_hist.h"
 #include "esa_policy.h"
 #include "esa_wire.h"
 #include "xsk.h"
@@ -999,6 +1000,7 @@ static void rtt_sample(struct esa_worker *w, uint64_t ns)
 {
 	w->st.rtt_us_sum += ns / 1000;
 	w->st.rtt_samples++;
+	w->st.rtt_hist[esa_hist_bucket(ns / 1000, ESA_RTT_BUCKETS)]++;
 	esa_rto_sample(&w->rto, ns);
 }
 
