@@ -50,8 +50,10 @@ LIB_LIBS	:= -lm
 XSK_PROG	:= $(OUTPUT)/esa_xsk.bpf.o
 XSK_OBJH	:= $(OUTPUT)/esa_xsk_obj.h
 PS_HDRS		:= $(PS_DIR)/ps.h include/uapi/linux/esa.h include/esa_wire.h include/esa_merge.h \
-		   user/common/words.h user/common/jobwords.h
-PS_OBJ		:= $(LIB_OUT)/ps_core.o
+		   include/esa_hist.h include/esa_version.h user/common/words.h \
+		   user/common/jobwords.h user/common/prom.h user/common/httpd.h \
+		   user/common/sd_notify.h
+PS_OBJ		:= $(LIB_OUT)/ps_core.o $(LIB_OUT)/ps_metrics.o
 ESA_PS		:= $(OUTPUT)/esa-ps
 ESA_JOBS	:= $(OUTPUT)/esa-jobs
 HOSTS_TESTS	:= $(OUTPUT)/selftests/hosts/lib_test $(OUTPUT)/selftests/hosts/ps_test \
@@ -100,7 +102,7 @@ $(LIBESA_SO): $(LIBESA_REAL)
 	$(Q)ln -sf $(notdir $(LIBESA_REAL)) $(OUTPUT)/$(LIBESA_SONAME)
 	$(Q)ln -sf $(LIBESA_SONAME) $@
 
-$(PS_OBJ): $(PS_DIR)/ps_core.c $(PS_HDRS) | $(LIB_OUT)
+$(PS_OBJ): $(LIB_OUT)/%.o: $(PS_DIR)/%.c $(PS_HDRS) | $(LIB_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -c $< -o $@
 

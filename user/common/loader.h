@@ -166,5 +166,7 @@ int esa_fanout_read(struct esa *e, __u32 id, struct esa_fanout *f);
 int esa_route_dev(__be32 ip, int *ifindex, bool *local);
 
 extern const char *const esa_counter_names[__ESA_C_MAX];
+/* What each counts, a line (names.c; Prometheus's HELP). */
+extern const char *const esa_counter_help[__ESA_C_MAX];
 
 #endif /* ESA_LOADER_H */

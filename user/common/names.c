@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Names of the counters of enum esa_counter, as esactl and JSON show them. */
+/* Names of the counters of enum esa_counter, as esactl and JSON show them,
+ * and what each counts (the UAPI header's words), for Prometheus's HELP. */
 #include "loader.h"
 
 const char *const esa_counter_names[__ESA_C_MAX] = {
@@ -49,4 +50,51 @@ const char *const esa_counter_names[__ESA_C_MAX] = {
 	[ESA_C_DROP_IP]		= "drop_ip",
 	[ESA_C_DROP_NOROUTE]	= "drop_noroute",
 	[ESA_C_DROP_INTERNAL]	= "drop_internal",
+};
+
+const char *const esa_counter_help[__ESA_C_MAX] = {
+	[ESA_C_RX]		= "ESA packets parsed",
+	[ESA_C_CLAIMED]		= "Chunks started in a free slot",
+	[ESA_C_AGGREGATED]	= "Packets added to a partial sum",
+	[ESA_C_COMPLETED]	= "Chunks completed in the switch",
+	[ESA_C_DUPLICATE]	= "Packets whose rank was already counted",
+	[ESA_C_PREEMPT_CAUSED]	= "Partial sums of other jobs this job evicted",
+	[ESA_C_PREEMPT_SUFFERED] = "Partial sums of this job evicted by others",
+	[ESA_C_COLLISION]	= "Packets sent to the PS: slot taken",
+	[ESA_C_EVICTED]		= "Partial sums of this job sent to the PS",
+	[ESA_C_TOMB_FWD]	= "Packets sent to the PS by a tombstone",
+	[ESA_C_RESEND_FLUSH]	= "Resends that flushed a partial sum",
+	[ESA_C_RESEND_FWD]	= "Resends sent on to the PS",
+	[ESA_C_AGED]		= "Partial sums of this job aged out",
+	[ESA_C_RECLAIMED]	= "Slots of this job (dead) taken by others",
+	[ESA_C_EXPIRED]		= "Lease expiries (new generation)",
+	[ESA_C_OVERFLOW]	= "Sums that left int32",
+	[ESA_C_NOSLOT]		= "Packets sent to the PS: no switch memory",
+	[ESA_C_PS_TX]		= "Packets sent to the PS, any reason",
+	[ESA_C_PS_STACK]	= "Packets sent to the PS through the kernel stack",
+	[ESA_C_RESULT_TX]	= "Result copies sent to workers",
+	[ESA_C_PS_COPY_TX]	= "Result copies sent to the PS",
+	[ESA_C_HELD]		= "Policy atp: sums sent to the PS to hold",
+	[ESA_C_ACK]		= "Policy atp: acks that freed a held sum",
+	[ESA_C_ACK_STALE]	= "Policy atp: acks matching no held sum (dropped)",
+	[ESA_C_LEARN]		= "Rank locations learnt (once a registration)",
+	[ESA_C_UP_TX]		= "Leaf: sums of its ranks sent to the spine",
+	[ESA_C_DOWN_RX]		= "Leaf: the spine's results sent on to its ranks",
+	[ESA_C_FANOUT_MISS]	= "Sums sent whole to the PS to deliver: no fan-out",
+	[ESA_C_COPY_DROP]	= "Result copies egress could not address",
+	[ESA_C_COPY_TXERR]	= "Result copies a port did not take (queue full)",
+	[ESA_C_DROP_TRUNC]	= "Truncated packet",
+	[ESA_C_DROP_VERSION]	= "Wrong version",
+	[ESA_C_DROP_TYPE]	= "Type not accepted from this sender",
+	[ESA_C_DROP_COUNT]	= "Count or length not the deployment's",
+	[ESA_C_DROP_HEADER]	= "Bad flags, bitmap or reserved field",
+	[ESA_C_DROP_JOB]	= "Unknown or deleted job",
+	[ESA_C_DROP_RANK]	= "Rank outside the job",
+	[ESA_C_DROP_PRIO]	= "Priority above the job's maximum",
+	[ESA_C_DROP_SPOOF]	= "Source is not the rank's address",
+	[ESA_C_DROP_PLACE]	= "A rank's packet from another port or MAC than it is bound to",
+	[ESA_C_DROP_ACK]	= "ACK not from the job's PS",
+	[ESA_C_DROP_IP]		= "IP options or fragment",
+	[ESA_C_DROP_NOROUTE]	= "No route to the PS",
+	[ESA_C_DROP_INTERNAL]	= "The switch failed (map lookup, metadata)",
 };

@@ -11,7 +11,7 @@
 
 static int usage_dev(void)
 {
-	fprintf(stderr,
+	fprintf(stdout,
 		"Usage: esactl dev attach DEV [ mode { native | generic } ]\n"
 		"       esactl dev detach DEV\n"
 		"       esactl dev show\n"
@@ -19,7 +19,7 @@ static int usage_dev(void)
 		"generic mode with a tc ingress program too); 'ip link set dev DEV xdp\n"
 		"pinned %s/xdp' attaches without result delivery.\n",
 		pin_dir);
-	return 2;
+	return 0;
 }
 
 static int dev_ifindex(const char *name, int *ifindex)

@@ -6,10 +6,14 @@
  *
  * The grammar follows iproute2: objects and commands may be abbreviated,
  * every show command prints through one path that -j turns into JSON, and
- * every error is one line on stderr with a non-zero exit status.
+ * every error is one line on stderr with a non-zero exit status.  -batch
+ * runs a file of commands (the switch's unit does), -n enters a network
+ * namespace.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,18 +29,19 @@
 #include <linux/if_link.h>
 
 #include "esactl.h"
-
-#define ESACTL_VERSION	"1.0"
+#include "esa_version.h"
 
 const char *pin_dir = ESA_PIN_DIR;
 static bool json, pretty;
+/* "FILE:LINE: " of the batch command running, "" otherwise. */
+static char batch_at[320];
 
 int fail(const char *fmt, ...)
 {
 	va_list ap;
 
 	fflush(stdout);
-	fputs("esactl: ", stderr);
+	fprintf(stderr, "esactl: %s", batch_at);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -89,14 +94,17 @@ int esactl_dispatch(const char *obj, const struct esactl_cmd *cmds,
 	return bad_arg(obj, *argv);
 }
 
-static int usage(void)
+/* On request (-h, help) on stdout, status 0; for a missing object on
+ * stderr, status 2 (esactl(8), EXIT STATUS). */
+static int usage(FILE *f)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"Usage: esactl [ OPTIONS ] OBJECT { COMMAND | help }\n"
+		"       esactl [ OPTIONS ] -b[atch] FILE\n"
 		"where  OBJECT := { prog | dev | job | stats | pool | monitor | status }\n"
 		"       OPTIONS := { -j[son] | -p[retty] | -v[erbose] | -d[ir] PINDIR |\n"
-		"                    -V[ersion] | -h[elp] }\n");
-	return 2;
+		"                    -n[etns] NAME | -V[ersion] | -h[elp] }\n");
+	return f == stdout ? 0 : 2;
 }
 
 static const struct {
@@ -112,9 +120,82 @@ static const struct {
 	{ "status",	do_status },
 };
 
-int main(int argc, char **argv)
+/* One command: OBJECT COMMAND ARGS. */
+static int run(int argc, char **argv)
 {
 	int rc;
+
+	out_init(json, pretty);
+	for (size_t i = 0; i < sizeof(objects) / sizeof(objects[0]); i++) {
+		if (matches(*argv, objects[i].name)) {
+			rc = objects[i].fn(argc - 1, argv + 1);
+			out_finish();
+			return rc;
+		}
+	}
+	if (matches(*argv, "help"))
+		return usage(stdout);
+	return fail("unknown object \"%s\"; try 'esactl help'", *argv);
+}
+
+/*
+ * -batch FILE ("-": standard input): one command a line, words split at
+ * blanks, '#' to the end of a line a comment.  The first that fails stops
+ * the batch; its error names the file and line.
+ */
+static int run_batch(const char *path)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	char *line = NULL, *argv[256], *save;
+	size_t cap = 0;
+	int lineno = 0, rc = 0;
+
+	if (!f)
+		return fail("cannot open batch file %s: %s", path, strerror(errno));
+	while (!rc && getline(&line, &cap, f) > 0) {
+		int argc = 0;
+
+		lineno++;
+		snprintf(batch_at, sizeof(batch_at), "%s:%d: ", path, lineno);
+		line[strcspn(line, "#")] = 0;
+		for (char *w = strtok_r(line, " \t\r\n", &save); w && !rc;
+		     w = strtok_r(NULL, " \t\r\n", &save))
+			rc = argc < 255 ? (argv[argc++] = w, 0) : fail("more than 255 words");
+		argv[argc] = NULL;
+		if (!rc && argc)
+			rc = run(argc, argv);
+	}
+	batch_at[0] = 0;
+	free(line);
+	if (f != stdin)
+		fclose(f);
+	return rc;
+}
+
+/*
+ * -n NAME: the network namespace of `ip netns add NAME` (or a path), its
+ * net namespace alone, as nsenter --net does: unlike `ip netns exec`, no
+ * new mount namespace, so /sys/fs/bpf stays the host's and the pins seen.
+ */
+static int enter_netns(const char *name)
+{
+	char path[4096];
+	int fd, rc;
+
+	snprintf(path, sizeof(path), strchr(name, '/') ? "%s" : "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail("cannot open network namespace \"%s\": %s", name, strerror(errno));
+	rc = setns(fd, CLONE_NEWNET);
+	close(fd);
+	if (rc)
+		return fail("cannot enter network namespace \"%s\": %s", name, strerror(errno));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *batch = NULL;
 
 	/* Options come before the object, as in ip(8). */
 	for (argc--, argv++; argc > 0 && argv[0][0] == '-'; argc--, argv++) {
@@ -126,32 +207,29 @@ int main(int argc, char **argv)
 			pretty = true;
 		} else if (matches(o, "verbose")) {
 			esa_set_verbose(1);
-		} else if (matches(o, "dir")) {
+		} else if (matches(o, "dir") || matches(o, "netns") || matches(o, "batch")) {
 			if (argc < 2)
-				return fail("-dir needs a directory");
-			pin_dir = *++argv;
-			argc--;
-		} else if (matches(o, "Version")) {
-			printf("esactl %s (ESA wire protocol %d)\n", ESACTL_VERSION, ESA_VERSION);
+				return fail("%s needs a%s", argv[0], *o == 'd' ? " directory" :
+					    *o == 'n' ? " namespace name" : " file");
+			if (*o == 'd')
+				pin_dir = argv[1];
+			else if (*o == 'b')
+				batch = argv[1];
+			else if (enter_netns(argv[1]))
+				return 1;
+			argc--, argv++;
+		} else if (matches(o, "Version") || !strcmp(o, "version")) {
+			esa_print_version("esactl");
 			return 0;
 		} else if (matches(o, "help")) {
-			usage();
-			return 0;
+			return usage(stdout);
 		} else {
 			return fail("unknown option \"%s\"; try 'esactl -help'", *argv);
 		}
 	}
+	if (batch)
+		return argc ? fail("-batch takes no command (\"%s\")", *argv) : run_batch(batch);
 	if (argc < 1)
-		return usage();
-	out_init(json, pretty);
-	for (size_t i = 0; i < sizeof(objects) / sizeof(objects[0]); i++) {
-		if (matches(*argv, objects[i].name)) {
-			rc = objects[i].fn(argc - 1, argv + 1);
-			out_finish();
-			return rc;
-		}
-	}
-	if (matches(*argv, "help"))
-		return usage();
-	return fail("unknown object \"%s\"; try 'esactl help'", *argv);
+		return usage(stderr);
+	return run(argc, argv);
 }

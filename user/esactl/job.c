@@ -17,7 +17,7 @@
 
 static int usage_job(void)
 {
-	fprintf(stderr,
+	fprintf(stdout,
 		"Usage: esactl job add ID ps MEMBER workers MEMBER... [ max-prio N ]\n"
 		"                      [ lease MSEC ] [ region { BASE | auto } SIZE ]\n"
 		"       esactl job add ID ps MEMBER workers { MEMBER | - }... upstream MEMBER\n"
@@ -34,7 +34,7 @@ static int usage_job(void)
 		"Two levels: \"-\" for a rank under another leaf; RANKS := 0-3,8 (a leaf is the\n"
 		"spine's member at its lowest rank).\n"
 		"Jobs go to esa.ko when the loaded program reads them from it (esactl status).\n");
-	return 2;
+	return 0;
 }
 
 /* Where a list of members ends: at the next job word, written out. */

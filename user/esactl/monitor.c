@@ -11,12 +11,12 @@
 
 static int usage_monitor(void)
 {
-	fprintf(stderr,
+	fprintf(stdout,
 		"Usage: esactl monitor\n"
 		"Prints esa.ko's events (job added, deleted, expired, slots reclaimed,\n"
 		"priority changed)\n"
 		"until interrupted; with -j one JSON object per line.\n");
-	return 2;
+	return 0;
 }
 
 static int print_event(const struct esa_nl_event *ev, void *arg)

@@ -13,10 +13,10 @@
 
 static int usage_pool(void)
 {
-	fprintf(stderr,
+	fprintf(stdout,
 		"Usage: esactl pool show [ slot N ]\n"
 		"Without a slot: how many slots are free, aggregating and held, per job.\n");
-	return 2;
+	return 0;
 }
 
 static const char *const slot_states[] = { "free", "busy", "held" };

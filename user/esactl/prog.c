@@ -21,7 +21,7 @@
 
 static int usage_prog(void)
 {
-	fprintf(stderr,
+	fprintf(stdout,
 		"Usage: esactl prog load [ port PORT ] [ values N ] [ slots N ] [ jobs N ]\n"
 		"                        [ policy { esa | atp | switchml } ] [ stale MSEC ]\n"
 		"                        [ addr ADDR ] [ mode { auto | maps | kfunc } ]\n"
@@ -29,7 +29,7 @@ static int usage_prog(void)
 		"       esactl prog unload\n"
 		"       esactl prog show\n"
 		"Loads one program for every port, pinned under %s.\n", pin_dir);
-	return 2;
+	return 0;
 }
 
 static int ensure_bpffs(void)

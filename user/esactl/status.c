@@ -38,7 +38,7 @@ int do_status(int argc, char **argv)
 
 	if (argc > 0)
 		return matches(*argv, "help") ?
-			(fprintf(stderr, "Usage: esactl status\n"), 2) :
+			(printf("Usage: esactl status\n"), 0) :
 			bad_arg("status", *argv);
 	module = !esa_nl_open(&nl);
 	if (nl)

@@ -10,12 +10,17 @@
  * jobs, finishes what the switch hands it (docs/protocol.md, "The PS") and
  * counts everything it drops.  It takes the switch's packets only from the
  * switch's address and port, and a worker's RESULT only when it answers a
- * FETCH sent to that worker, from its registered address and port.  SIGUSR1 prints the counters; SIGINT/SIGTERM
- * print them and exit.  docs/ps.md.
+ * FETCH sent to that worker, from its registered address and port.  SIGUSR1
+ * prints the counters; SIGINT/SIGTERM print them and exit; SIGHUP reads the
+ * jobs again (reload()).  Under systemd it says when it is ready
+ * (sd_notify.h); --metrics serves its counters to Prometheus (httpd.h,
+ * ps_metrics.c).  docs/ps.md, esa-ps(8).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,6 +35,10 @@
 #include "words.h"
 #include "delayline.h"
 #include "xsk.h"
+#include "esa_version.h"
+#include "httpd.h"
+#include "prom.h"
+#include "sd_notify.h"
 
 #define BATCH		64
 #define MAX_SOCKS	64
@@ -48,8 +57,11 @@ struct sock {
 
 static struct sock socks[MAX_SOCKS];
 static int nsocks;
-static volatile sig_atomic_t want_stats, want_exit;
+static volatile sig_atomic_t want_stats, want_exit, want_reload;
 static const char *prog = "esa-ps";
+/* While reload() parses, die() returns there instead of exiting. */
+static jmp_buf *soft_die;
+static char soft_err[320];
 
 static uint64_t now_ns(void)
 {
@@ -64,8 +76,13 @@ static int die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
+	if (soft_die) {
+		vsnprintf(soft_err, sizeof(soft_err), fmt, ap);
+		va_end(ap);
+		longjmp(*soft_die, 1);
+	}
+	fprintf(stderr, "%s: ", prog);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
@@ -82,7 +99,7 @@ static void usage(int rc)
 		"                         its packets are taken from it alone, policy atp's\n"
 		"                         ACKs go to it; repeat it for two levels (every\n"
 		"                         leaf and the spine; ACKs go to the one holding)\n"
-		"  -v, --values N         values per packet: the switch's (256)\n"
+		"      --values N         values per packet: the switch's (256)\n"
 		"      --cache N          results kept per job (4096)\n"
 		"      --pending N        unfinished chunks kept per job (1024): at least\n"
 		"                         twice the largest window\n"
@@ -98,11 +115,15 @@ static void usage(int rc)
 		"                         each worker from here (direct)\n"
 		"      --link-delay-us N  testbeds: every datagram in and out waits N us\n"
 		"                         (an emulated wire's propagation; UDP only)\n"
+		"      --metrics IP:PORT  serve the counters to Prometheus: GET /metrics\n"
 		"  -i, --stats-interval S print the counters every S seconds\n"
 		"  -j, --json             counters as JSON\n"
 		"  -q, --quiet            no startup line\n"
+		"  -v, --verbose          each job served, and what a reload changed\n"
+		"  -V, --version          print the version\n"
 		"Job words are esactl's: max-prio, lease and region are accepted and\n"
-		"ignored.  SIGUSR1 prints the counters; SIGINT/SIGTERM print them, exit.\n");
+		"ignored.  SIGUSR1 prints the counters; SIGINT/SIGTERM print them, exit;\n"
+		"SIGHUP reads the jobs of -c FILE again (jobs kept keep their state).\n");
 	exit(rc);
 }
 
@@ -254,6 +275,8 @@ static void on_signal(int sig)
 {
 	if (sig == SIGUSR1)
 		want_stats = 1;
+	else if (sig == SIGHUP)
+		want_reload = 1;
 	else
 		want_exit = 1;
 }
@@ -301,7 +324,8 @@ enum { IO_UDP, IO_XDP, IO_AUTO };
 struct opts {
 	struct ps_opts ps;
 	int	interval;
-	bool	json, quiet;
+	bool	json, quiet, verbose;
+	const char *metrics;	/* --metrics IP:PORT, or NULL */
 	int	io;		/* IO_*: the transport */
 	int	queue;		/* AF_XDP: the interface's queue */
 	int	delay_us;	/* emulated one-way link delay (0: none) */
@@ -390,6 +414,8 @@ static int file_option(struct opts *o, char **w, int n)
 		set_sums(o, v);
 	else if (!strcmp(k, "link-delay-us"))
 		o->delay_us = to_int("link-delay-us", v, 0, 1000000);
+	else if (!strcmp(k, "metrics") && v)
+		o->metrics = strdup(v);		/* the file's words go */
 	else
 		die("unknown word \"%s\" (jobs start with \"job\")", k);
 	return 2;
@@ -577,39 +603,24 @@ static int poll_ms(void)
 	return next <= t ? 0 : (int)((next - t + 999999) / 1000000);
 }
 
-static void serve(struct ps *ps, const struct opts *o)
+/*
+ * -v was --values before it was --verbose: "-v 256" (or -v256) is refused
+ * with what to write instead, rather than taken for a job word.
+ */
+static void old_values_option(int argc, char **argv)
 {
-	struct pollfd pfd[MAX_SOCKS + 1];
-	uint64_t next_stats = 0;
-	int n = nsocks;
+	for (int i = 1; i < argc && argv[i][0] == '-' && argv[i][1] != '-'; i++) {
+		/* a cluster of short options (-jv 256), up to one taking a value */
+		for (const char *p = argv[i] + 1; *p; p++) {
+			const char *v = p[1] ? p + 1 : i + 1 < argc ? argv[i + 1] : "";
 
-	for (int k = 0; k < nsocks; k++)
-		pfd[k] = (struct pollfd){ .fd = socks[k].fd, .events = POLLIN };
-	if (xs)
-		pfd[n++] = (struct pollfd){ .fd = esa_xsk_fd(xs), .events = POLLIN };
-	if (o->interval)
-		next_stats = now_ns() + o->interval * 1000000000ULL;
-	while (!want_exit) {
-		int rc = poll(pfd, n, poll_ms());
-
-		if (rc < 0 && errno != EINTR)
-			die("poll: %s", strerror(errno));
-		for (int k = 0; rc > 0 && k < nsocks; k++)
-			if (pfd[k].revents & POLLIN)
-				sock_rx(ps, k);
-		if (rc > 0 && xs && (pfd[nsocks].revents & POLLIN))
-			xs_rx(ps);
-		if (dl_rx.buf)
-			dl_flush(ps);
-		if (xs)
-			esa_xsk_tx_kick(xs);	/* what the device pushed back */
-		if (want_stats) {
-			want_stats = 0;
-			ps_print_stats(ps, stdout, o->json);
-		}
-		if (o->interval && now_ns() >= next_stats) {
-			next_stats += o->interval * 1000000000ULL;
-			ps_print_stats(ps, stdout, o->json);
+			if (*p == 'v' && isdigit((unsigned char)*v))
+				die("-v %s: -v is --verbose now; values per packet are "
+				    "--values %s", v, v);
+			if (strchr("cswi", *p)) {
+				i += !p[1];	/* its value is the next word */
+				break;
+			}
 		}
 	}
 }
@@ -620,7 +631,8 @@ static int parse_args(int argc, char **argv, struct opts *o, struct ps_job_cfg *
 	static const struct option lo[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "switch", required_argument, NULL, 's' },
-		{ "values", required_argument, NULL, 'v' },
+		{ "values", required_argument, NULL, 'A' },
+		{ "metrics", required_argument, NULL, 'M' },
 		{ "cache", required_argument, NULL, 'C' },
 		{ "pending", required_argument, NULL, 'P' },
 		{ "window", required_argument, NULL, 'w' },
@@ -632,6 +644,8 @@ static int parse_args(int argc, char **argv, struct opts *o, struct ps_job_cfg *
 		{ "link-delay-us", required_argument, NULL, 'D' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -640,11 +654,14 @@ static int parse_args(int argc, char **argv, struct opts *o, struct ps_job_cfg *
 	char err[256];
 
 	ps_opts_default(&o->ps);
-	while ((opt = getopt_long(argc, argv, "+c:s:v:w:i:jqh", lo, NULL)) != -1) {
+	old_values_option(argc, argv);
+	optind = 0;	/* again from the start: reload() parses anew */
+	while ((opt = getopt_long(argc, argv, "+c:s:w:i:jqvVh", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'c': read_config(optarg, &file); break;
 		case 's': set_switch(o, optarg); break;
-		case 'v': o->ps.nvals = to_int("values", optarg, ESA_VALUES_ALIGN, ESA_MAX_VALUES); break;
+		case 'A': o->ps.nvals = to_int("values", optarg, ESA_VALUES_ALIGN, ESA_MAX_VALUES); break;
+		case 'M': o->metrics = optarg; break;
 		case 'C': o->ps.cache = to_int("cache", optarg, 1, 1 << 24); break;
 		case 'P': o->ps.pending = to_int("pending", optarg, 1, 1 << 24); break;
 		case 'w': o->ps.window = to_int("window", optarg, 1, 1 << 24); break;
@@ -656,6 +673,8 @@ static int parse_args(int argc, char **argv, struct opts *o, struct ps_job_cfg *
 		case 'D': o->delay_us = to_int("link-delay-us", optarg, 0, 1000000); break;
 		case 'j': o->json = true; break;
 		case 'q': o->quiet = true; break;
+		case 'v': o->verbose = true; break;
+		case 'V': esa_print_version(prog); exit(0);
 		case 'h': usage(0); break;
 		default: usage(2);
 		}
@@ -685,11 +704,247 @@ static int parse_args(int argc, char **argv, struct opts *o, struct ps_job_cfg *
 			i += used;
 		}
 	}
+	for (struct words *ws = &file; ws; ws = ws == &file ? &cmd : NULL) {
+		for (int i = 0; i < ws->n; i++)
+			free(ws->w[i]);
+		free(ws->w);
+	}
 	if (!njobs)
 		die("no jobs (try esa-ps --help)");
 	if (ps_check_opts(&o->ps, err, sizeof(err)))
 		die("%s", err);
 	return njobs;
+}
+
+/* esa-ps's own lines beside the PS's counters (ps_metrics.c). */
+static uint64_t reloads, reload_failures;
+static struct esa_httpd httpd = { .lfd = -1 };
+
+static int write_metrics(FILE *f, void *arg)
+{
+	char lab[64] = "", wire[8];
+
+	ps_print_prom(arg, f);
+	prom_head(f, "esa_ps_reloads_total", "counter", "Reloads (SIGHUP), by result");
+	prom_u64(f, "esa_ps_reloads_total", "result=\"ok\"", reloads);
+	prom_u64(f, "esa_ps_reloads_total", "result=\"failed\"", reload_failures);
+	prom_head(f, "esa_ps_scrapes_total", "counter", "Answers to GET /metrics");
+	prom_u64(f, "esa_ps_scrapes_total", NULL, httpd.served + 1);	/* this one too */
+	prom_head(f, "esa_ps_scrape_errors_total", "counter",
+		  "Metrics connections closed without an answer: too many, bad or slow "
+		  "requests, other paths");
+	prom_u64(f, "esa_ps_scrape_errors_total", NULL, httpd.errors);
+	prom_head(f, "esa_ps_build_info", "gauge", "esa-ps's release and wire protocol");
+	prom_label(lab, sizeof(lab), "version", ESA_RELEASE);
+	snprintf(wire, sizeof(wire), "%d", ESA_VERSION);
+	prom_label(lab, sizeof(lab), "wire", wire);
+	prom_u64(f, "esa_ps_build_info", lab, 1);
+	return ferror(f) ? -EIO : 0;
+}
+
+static void reload(struct ps *ps, const struct opts *o, int argc, char **argv);
+
+static void serve(struct ps *ps, const struct opts *o, int argc, char **argv)
+{
+	struct pollfd pfd[MAX_SOCKS + 2 + ESA_HTTPD_CONNS];
+	uint64_t next_stats = 0;
+
+	if (o->interval)
+		next_stats = now_ns() + o->interval * 1000000000ULL;
+	while (!want_exit) {
+		/* rebuilt each turn: a reload changes the sockets, connections come and go */
+		int n = 0, xi, hi, rc;
+
+		for (int k = 0; k < nsocks; k++)
+			pfd[n++] = (struct pollfd){ .fd = socks[k].fd, .events = POLLIN };
+		xi = n;
+		if (xs)
+			pfd[n++] = (struct pollfd){ .fd = esa_xsk_fd(xs), .events = POLLIN };
+		hi = n;
+		n += esa_httpd_pollfds(&httpd, pfd + n);
+		rc = poll(pfd, n, poll_ms());
+		if (rc < 0 && errno != EINTR)
+			die("poll: %s", strerror(errno));
+		for (int k = 0; rc > 0 && k < nsocks; k++)
+			if (pfd[k].revents & POLLIN)
+				sock_rx(ps, k);
+		if (rc > 0 && xs && (pfd[xi].revents & POLLIN))
+			xs_rx(ps);
+		if (dl_rx.buf)
+			dl_flush(ps);
+		if (dl_rx.buf)
+			dl_flush(ps);
+		if (xs)
+			esa_xsk_tx_kick(xs);	/* what the device pushed back */
+		esa_httpd_step(&httpd, pfd + hi, n - hi, now_ns(), write_metrics, ps);
+		if (want_reload) {
+			want_reload = 0;
+			reload(ps, o, argc, argv);
+		}
+		if (want_stats) {
+			want_stats = 0;
+			ps_print_stats(ps, stdout, o->json);
+		}
+		if (o->interval && now_ns() >= next_stats) {
+			next_stats += o->interval * 1000000000ULL;
+			ps_print_stats(ps, stdout, o->json);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Jobs: at the start, and again on SIGHUP                             */
+/* ------------------------------------------------------------------ */
+
+static int sock_of(const struct sockaddr_in *a)
+{
+	for (int k = 0; k < nsocks; k++)
+		if (socks[k].addr.sin_addr.s_addr == a->sin_addr.s_addr &&
+		    socks[k].addr.sin_port == a->sin_port)
+			return k;
+	return -1;
+}
+
+/* The socket of a job's PS address, opened when no job had it yet. */
+static void sock_for(const struct sockaddr_in *a)
+{
+	int fd;
+
+	if (sock_of(a) >= 0)
+		return;
+	if (nsocks == MAX_SOCKS)
+		die("at most %d PS addresses", MAX_SOCKS);
+	fd = open_sock(a);
+	socks[nsocks].addr = *a;
+	socks[nsocks++].fd = fd;
+}
+
+/* Close the sockets of PS addresses no job has any more (not under
+ * AF_XDP, whose program was given them all). */
+static void socks_unused(struct ps *ps)
+{
+	for (int k = nsocks - 1; k >= 0 && !xs; k--) {
+		bool used = false;
+
+		for (int i = 0; i < ps_njobs(ps) && !used; i++)
+			used = sock_of(&ps_job(ps, i)->ps) == k;
+		if (used)
+			continue;
+		if (socks[k].n)
+			flush_sock(ps, &socks[k]);
+		close(socks[k].fd);
+		memmove(socks + k, socks + k + 1, (nsocks - k - 1) * sizeof(*socks));
+		nsocks--;
+	}
+}
+
+static void say_job(const char *what, const struct ps_job_cfg *c)
+{
+	char ip[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &c->ps.sin_addr, ip, sizeof(ip));
+	fprintf(stderr, "%s: job %u %s: ps %s:%u, %d worker%s\n", prog, c->id, what, ip,
+		ntohs(c->ps.sin_port), c->nworkers, c->nworkers > 1 ? "s" : "");
+}
+
+/* The reload's new jobs and options, checked before anything changes. */
+static void reload_check(const struct opts *o, const struct opts *no,
+			 const struct ps_job_cfg *jobs, int n)
+{
+	if (memcmp(&o->ps, &no->ps, sizeof(o->ps)) || o->io != no->io ||
+	    o->queue != no->queue || strcmp(o->ifname, no->ifname) ||
+	    o->delay_us != no->delay_us ||
+	    strcmp(o->metrics ? o->metrics : "", no->metrics ? no->metrics : ""))
+		die("the options changed (switch, values, cache, pending, window, io, "
+		    "ifname, queue, sums, link-delay-us, metrics): they take a restart");
+	for (int i = 0; i < n; i++) {
+		for (int k = 0; k < i; k++)
+			if (jobs[k].id == jobs[i].id)
+				die("job %u given twice", jobs[i].id);
+		if (xs && sock_of(&jobs[i].ps) < 0)
+			die("job %u: a new PS address under AF_XDP takes a restart", jobs[i].id);
+	}
+	for (int i = 0; i < n; i++)
+		sock_for(&jobs[i].ps);
+}
+
+/*
+ * SIGHUP: the jobs of -c FILE and of the command line, read again.  A job
+ * whose words are the same keeps everything, its results, its unfinished
+ * chunks and its counters; one whose words changed starts anew; one no
+ * longer there is forgotten; a new one is served.  Options stay as they
+ * are (a change of theirs takes a restart), and a file that does not
+ * parse changes nothing.  systemd hears RELOADING=1, then READY=1.
+ */
+/* The jobs of the file and the command line again: their number, or -1
+ * (said, counted) when they do not parse or take a restart. */
+static int reload_read(struct ps *ps, const struct opts *o, int argc, char **argv,
+		       struct ps_job_cfg *jobs)
+{
+	struct opts no = { 0 };
+	jmp_buf jb;
+	int n;
+
+	if (setjmp(jb)) {
+		soft_die = NULL;
+		reload_failures++;
+		fprintf(stderr, "%s: reload: %s; nothing changed\n", prog, soft_err);
+		esa_sd_notify("READY=1\nSTATUS=reload failed: %s; serving %d jobs", soft_err,
+			      ps_njobs(ps));
+		return -1;
+	}
+	soft_die = &jb;
+	n = parse_args(argc, argv, &no, jobs);
+	reload_check(o, &no, jobs, n);
+	soft_die = NULL;
+	return n;
+}
+
+static void reload(struct ps *ps, const struct opts *o, int argc, char **argv)
+{
+	static struct ps_job_cfg jobs[256];
+	int n, kept = 0, added = 0, dropped = 0;
+	char err[256];
+
+	esa_sd_reloading();
+	n = reload_read(ps, o, argc, argv, jobs);
+	if (n < 0)
+		return;
+	for (int i = ps_njobs(ps) - 1; i >= 0; i--) {
+		const struct ps_job_cfg *c = ps_job(ps, i);
+		int k = 0;
+
+		while (k < n && jobs[k].id != c->id)
+			k++;
+		if (k < n && !memcmp(c, &jobs[k], sizeof(*c))) {
+			kept++;
+			continue;
+		}
+		if (o->verbose)
+			say_job(k < n ? "changed: starts anew" : "gone", c);
+		ps_del_job(ps, c->id);
+		dropped++;
+	}
+	for (int k = 0; k < n; k++) {
+		bool have = false;
+
+		for (int i = 0; i < ps_njobs(ps) && !have; i++)
+			have = ps_job(ps, i)->id == jobs[k].id;
+		if (have)
+			continue;
+		if (ps_add_job(ps, &jobs[k], err, sizeof(err))) {
+			fprintf(stderr, "%s: reload: %s\n", prog, err);
+			continue;
+		}
+		if (o->verbose)
+			say_job("served", &jobs[k]);
+		added++;
+	}
+	socks_unused(ps);
+	reloads++;
+	fprintf(stderr, "%s: reload: %d job%s kept, %d added, %d dropped\n", prog, kept,
+		kept == 1 ? "" : "s", added, dropped);
+	esa_sd_notify("READY=1\nSTATUS=serving %d jobs on %d addresses", ps_njobs(ps), nsocks);
 }
 
 int main(int argc, char **argv)
@@ -706,20 +961,11 @@ int main(int argc, char **argv)
 		die("out of memory");
 	the_ps = ps;
 	for (int i = 0; i < njobs; i++) {
-		bool have = false;
-
 		if (ps_add_job(ps, &jobs[i], err, sizeof(err)))
 			die("%s", err);
-		for (int k = 0; k < nsocks; k++)
-			have |= socks[k].addr.sin_addr.s_addr == jobs[i].ps.sin_addr.s_addr &&
-				socks[k].addr.sin_port == jobs[i].ps.sin_port;
-		if (have)
-			continue;
-		if (nsocks == MAX_SOCKS)
-			die("at most %d PS addresses", MAX_SOCKS);
-		socks[nsocks].addr = jobs[i].ps;
-		socks[nsocks].fd = open_sock(&jobs[i].ps);
-		nsocks++;
+		sock_for(&jobs[i].ps);
+		if (o.verbose)
+			say_job("served", &jobs[i]);
 	}
 	if (o.delay_us && o.io != IO_UDP)
 		die("link-delay-us needs --io udp (AF_XDP's frames are not held)");
@@ -733,19 +979,26 @@ int main(int argc, char **argv)
 		xs_open(&o, why, sizeof(why));
 		snprintf(io, sizeof(io), xs ? "%s" : "udp (auto: AF_XDP cannot open: %s)", why);
 	}
+	if (o.metrics && esa_httpd_open(&httpd, o.metrics, err, sizeof(err)))
+		die("%s", err);
 	sa.sa_handler = on_signal;
 	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	rx_init();
 	if (!o.quiet)
 		fprintf(stderr, "%s: serving %d job%s on %d address%s, %d values, cache %u, "
-			"pending %u per job, io %s%s%.0d%s\n", prog, njobs, njobs > 1 ? "s" : "",
+			"pending %u per job, io %s%s%.0d%s%s%s\n", prog, njobs, njobs > 1 ? "s" : "",
 			nsocks, nsocks > 1 ? "es" : "", o.ps.nvals, o.ps.cache, o.ps.pending, io,
-			o.delay_us ? ", link delay " : "", o.delay_us, o.delay_us ? " us" : "");
-	serve(ps, &o);
+			o.delay_us ? ", link delay " : "", o.delay_us, o.delay_us ? " us" : "",
+			o.metrics ? ", metrics on " : "", o.metrics ? o.metrics : "");
+	esa_sd_notify("READY=1\nSTATUS=serving %d jobs on %d addresses, io %s", njobs, nsocks, io);
+	serve(ps, &o, argc, argv);
+	esa_sd_notify("STOPPING=1");
 	ps_print_stats(ps, stdout, o.json);
+	esa_httpd_close(&httpd);
 	esa_xsk_close(xs);
 	ps_free(ps);
 	return 0;

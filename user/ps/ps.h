@@ -117,6 +117,9 @@ void ps_free(struct ps *ps);
  */
 int ps_parse_job(int argc, char **argv, struct ps_job_cfg *j, char *err, size_t len);
 int ps_add_job(struct ps *ps, const struct ps_job_cfg *j, char *err, size_t len);
+/* Forget job id and everything kept of it; 0 or -ENOENT.  The other jobs'
+ * indexes (ps_job(), ps_counter()) may change. */
+int ps_del_job(struct ps *ps, uint16_t id);
 int ps_njobs(const struct ps *ps);
 const struct ps_job_cfg *ps_job(const struct ps *ps, int i);
 
@@ -130,6 +133,16 @@ void ps_note(struct ps *ps, int counter);
 uint64_t ps_counter(const struct ps *ps, int i, int counter);
 /* Print every counter, text (non-zero ones) or JSON. */
 void ps_print_stats(const struct ps *ps, FILE *f, bool json);
+/* The same in the Prometheus text format (ps_metrics.c, docs/metrics.md). */
+void ps_print_prom(const struct ps *ps, FILE *f);
+/*
+ * Chunk times of job index i: of each chunk the PS held pieces of, the
+ * time from its first piece to its answer (the merge, a worker's copy, or
+ * the switch's sum), in esa_hist.h's buckets of microseconds.  Fills hist,
+ * returns the sum in ns.
+ */
+#define PS_T_BUCKETS	24
+uint64_t ps_chunk_times(const struct ps *ps, int i, uint64_t hist[PS_T_BUCKETS]);
 /* Chunks currently kept (tests check the memory bounds). */
 uint32_t ps_cached(const struct ps *ps, int i);
 uint32_t ps_pending(const struct ps *ps, int i);

@@ -32,6 +32,7 @@
 #include "esa_wire.h"
 #include "esa_merge.h"
 #include "esa_cc.h"
+#include "esa_hist.h"
 
 const char *const ps_counter_names[__PS_C_MAX] = {
 	[PS_C_RX]		= "rx",
@@ -99,6 +100,7 @@ struct ps_pend {
 	uint64_t resent2;	/* ... twice or more */
 	uint64_t asked;		/* ranks sent a FETCH for it */
 	uint64_t fetch_ns;	/* last FETCH round */
+	uint64_t first_ns;	/* its first piece came (chunk times) */
 };
 
 struct ps_job {
@@ -116,6 +118,9 @@ struct ps_job {
 	int32_t	*pend_single;	/* pending x nworkers x nvals */
 	uint32_t pend_next, pend_used;
 	struct ps_map pend_map;
+	/* chunk times: first piece to answer (ps_chunk_times()) */
+	uint64_t t_hist[PS_T_BUCKETS];
+	uint64_t t_sum_ns;
 };
 
 struct ps {
@@ -128,6 +133,7 @@ struct ps {
 	uint64_t nojob[__PS_C_MAX];
 	uint8_t	*txbuf;
 	int64_t	*sum;		/* nvals, scratch */
+	uint64_t now;		/* the packet's arrival (ps_rx) */
 };
 
 void ps_opts_default(struct ps_opts *o)
@@ -423,6 +429,21 @@ nomem:
 	return -ENOMEM;
 }
 
+int ps_del_job(struct ps *ps, uint16_t id)
+{
+	int i = ps->by_id[id] - 1;
+
+	if (i < 0)
+		return -ENOENT;
+	job_free(ps->jobs[i]);
+	memmove(ps->jobs + i, ps->jobs + i + 1, (ps->njobs - i - 1) * sizeof(*ps->jobs));
+	ps->njobs--;
+	ps->by_id[id] = 0;
+	for (int k = i; k < ps->njobs; k++)
+		ps->by_id[ps->jobs[k]->cfg.id] = k + 1;
+	return 0;
+}
+
 int ps_njobs(const struct ps *ps)
 {
 	return ps->njobs;
@@ -506,6 +527,7 @@ static int32_t pend_get(struct ps *ps, struct ps_job *j, uint32_t seq, bool crea
 	memset(p, 0, sizeof(*p));
 	p->seq = seq;
 	p->used = 1;
+	p->first_ns = ps->now;
 	memset(pend_msum(ps, j, i), 0, ps->o.nvals * sizeof(int64_t));
 	map_put(&j->pend_map, seq, i);
 	j->pend_used++;
@@ -608,6 +630,10 @@ static int32_t finish(struct ps *ps, struct ps_job *j, uint32_t seq, uint8_t fla
 	uint64_t asked = 0;
 
 	if (p >= 0) {
+		uint64_t ns = ps->now - j->pend[p].first_ns;
+
+		j->t_hist[esa_hist_bucket(ns / 1000, PS_T_BUCKETS)]++;
+		j->t_sum_ns += ns;
 		asked = j->pend[p].asked;
 		why = esa_reason_max(j->pend[p].why, why);
 		pend_drop(j, p);
@@ -931,6 +957,7 @@ void ps_rx(struct ps *ps, const uint8_t *buf, size_t len, const struct sockaddr_
 	uint16_t rank;
 	int idx, bad, sw;
 
+	ps->now = now_ns;
 	if (len < ESA_HDR_LEN || h->version != ESA_VERSION || !ps->by_id[ntohs(h->job)]) {
 		ps->nojob[PS_C_RX]++;
 		ps->nojob[!len ? PS_C_RX_PROBE :	/* a worker checks that we run */
@@ -1011,6 +1038,14 @@ uint64_t ps_counter(const struct ps *ps, int i, int c)
 	return t;
 }
 
+uint64_t ps_chunk_times(const struct ps *ps, int i, uint64_t hist[PS_T_BUCKETS])
+{
+	if (i < 0 || i >= ps->njobs)
+		return 0;
+	memcpy(hist, ps->jobs[i]->t_hist, sizeof(ps->jobs[i]->t_hist));
+	return ps->jobs[i]->t_sum_ns;
+}
+
 uint32_t ps_cached(const struct ps *ps, int i)
 {
 	return i >= 0 && i < ps->njobs ? ps->jobs[i]->res_used : 0;
@@ -1071,7 +1106,12 @@ void ps_print_stats(const struct ps *ps, FILE *f, bool json)
 				ps->jobs[i]->cfg.id, ps->jobs[i]->res_used,
 				ps->jobs[i]->pend_used);
 			print_row(f, ps->jobs[i]->c, true);
-			fprintf(f, "}");
+			fprintf(f, ",\"chunk_ns_sum\":%llu,\"chunk_hist\":[",
+				(unsigned long long)ps->jobs[i]->t_sum_ns);
+			for (int b = 0; b < PS_T_BUCKETS; b++)
+				fprintf(f, "%s%llu", b ? "," : "",
+					(unsigned long long)ps->jobs[i]->t_hist[b]);
+			fprintf(f, "]}");
 		}
 		fprintf(f, "]}\n");
 	} else {
