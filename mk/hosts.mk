@@ -24,10 +24,10 @@ XSK_SRCS	:= $(LIB_DIR)/xsk.c $(LIB_DIR)/xsk_umem.c $(LIB_DIR)/xsk_prog.c \
 XSK_OBJS	:= $(patsubst $(LIB_DIR)/%.c,$(LIB_OUT)/%.o,$(XSK_SRCS))
 LIB_SRCS	:= $(LIB_DIR)/config.c $(LIB_DIR)/worker.c $(LIB_DIR)/quant.c $(LIB_DIR)/io.c \
 		   $(LIB_DIR)/delay.c \
-		   $(XSK_SRCS)
+		   $(XSK_SRCS) $(LIB_DIR)/metrics.c
 LIB_OBJS	:= $(patsubst $(LIB_DIR)/%.c,$(LIB_OUT)/%.o,$(LIB_SRCS))
 LIB_HDRS	:= $(LIB_DIR)/esa.h $(LIB_DIR)/esa_int.h $(LIB_DIR)/xsk.h $(LIB_DIR)/xsk_int.h \
-		   include/uapi/linux/esa.h include/esa_prio.h include/esa_hist.h \
+		   include/uapi/linux/esa.h include/esa_prio.h include/esa_hist.h user/common/prom.h \
 		   include/esa_policy.h include/esa_wire.h include/esa_names.h user/common/words.h \
 		   include/esa_cc.h user/common/delayline.h
 LIBESA_A	:= $(OUTPUT)/libesa.a

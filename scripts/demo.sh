@@ -173,7 +173,7 @@ echo "   workers' transport: $IO"
 wsum=$((JOBS * WINDOW))
 echo "   windows add up to $wsum chunks in flight over $POOL slots"
 
-ip netns exec $P-h250 $B/esa-ps -j -v $VALUES -s 10.255.0.1 $PSIO ${SPEC[@]} >$LOG/ps.json 2>$LOG/ps.err &
+ip netns exec $P-h250 $B/esa-ps -j --values $VALUES -s 10.255.0.1 $PSIO ${SPEC[@]} >$LOG/ps.json 2>$LOG/ps.err &
 PSPID=$!
 TOPO_PIDS="$TOPO_PIDS $PSPID"
 for t in $(seq 20); do grep -q serving $LOG/ps.err && break; sleep 0.1; done
@@ -183,7 +183,7 @@ sed 's/^/   /' $LOG/ps.err
 step "Running: every job reduces $ELEMS float32 per worker, $ITERS times, and checks every sum"
 args=()
 for ((k = 1; k <= JOBS; k++)); do args+=(${RUN[$k]}); done
-$B/esa-jobs -p -j -s 10.255.0.1 -v $VALUES -n $ELEMS -i $ITERS -t f32 "${args[@]}" >$LOG/run.json &
+$B/esa-jobs -p -j -s 10.255.0.1 --values $VALUES -n $ELEMS -i $ITERS -t f32 "${args[@]}" >$LOG/run.json &
 RUNPID=$!	# its progress line and any error go straight to the terminal
 TOPO_PIDS="$TOPO_PIDS $RUNPID"
 wait $RUNPID

@@ -29,7 +29,7 @@ topo_load slots 4096 values $V || exit 1
 J=$(topo_jobspec 1 250 6001 3 0 1 2 3)
 esactl job add ${J#job } || exit 1
 for io in $IOS; do
-	ip netns exec $P-h250 $B/esa-ps -q -s 10.255.0.1 -v $V --io $io $J >/dev/null \
+	ip netns exec $P-h250 $B/esa-ps -q -s 10.255.0.1 --values $V --io $io $J >/dev/null \
 		2>/tmp/$P.ps.err &
 	ps=$!
 	TOPO_PIDS="$TOPO_PIDS $ps"

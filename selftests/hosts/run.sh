@@ -248,7 +248,7 @@ start_switch() {
 PSPID=
 # start_ps NAME: esa-ps on the PS host, counters (JSON) to $LOG/NAME.json at exit
 start_ps() {
-	ip netns exec $P-h250 $B/esa-ps -j -s 10.255.0.1 -v $VALUES --io $IO $J1 $J2 $J3 \
+	ip netns exec $P-h250 $B/esa-ps -j -s 10.255.0.1 --values $VALUES --io $IO $J1 $J2 $J3 \
 		>$LOG/$1.json 2>$LOG/$1.err &
 	PSPID=$!
 	TOPO_PIDS="$TOPO_PIDS $PSPID"

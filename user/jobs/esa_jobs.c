@@ -30,6 +30,8 @@
 #include <unistd.h>
 
 #include "esa.h"
+#include "esa_version.h"
+#include "prom.h"
 
 #define MAXJOBS		64
 #define MAXW		64
@@ -88,7 +90,8 @@ static const char *sw_addr;
 static int g_values = 256, g_iters = 3, g_dtype = 1, g_linger = -1;
 static size_t g_elems = 1 << 20;
 static uint64_t g_seed = 1;
-static bool g_progress, g_json, g_quiet;
+static bool g_progress, g_json, g_quiet, g_verbose;
+static const char *g_metrics;	/* --metrics-file PATH */
 static int only_job = -1, only_rank = -1;
 static atomic_int all_done;
 
@@ -270,6 +273,9 @@ static void *worker_main(void *arg)
 	else if (esa_worker_warning(w->ew)[0] && !atomic_exchange(&j->warned, 1))
 		fprintf(stderr, "esa-jobs: job %d rank %d: %s\n", j->id, w->rank,
 			esa_worker_warning(w->ew));
+	if (w->ew && g_verbose)
+		fprintf(stderr, "esa-jobs: job %d rank %d: %s on %s\n", j->id, w->rank,
+			esa_worker_io(w->ew), w->local);
 	esa_config_free(c);
 	for (int it = 0; w->ew && it < j->iters; it++) {
 		esa_request *r;
@@ -348,7 +354,7 @@ static void usage(int rc)
 		"         IP:PORT [ worker ... ]   (ps: the job's PS, as registered at the switch;\n"
 		"         switch: this worker's, e.g. its leaf with two levels)\n"
 		"  -s, --switch ADDR   the switch's service address (workers without switch=)\n"
-		"  -v, --values N      values per packet (256)\n"
+		"      --values N      values per packet (256)\n"
 		"  -n, --elems N       elements per tensor (1048576); per job: elems=N\n"
 		"  -i, --iters N       allreduces per job (3); per job: iters=N\n"
 		"  -t, --dtype T       f32 or i32 (f32); per job: dtype=T\n"
@@ -359,6 +365,10 @@ static void usage(int rc)
 		"  -p, --progress      progress on stderr while running\n"
 		"  -j, --json          report as JSON\n"
 		"  -q, --quiet         no report table\n"
+		"  -v, --verbose       each worker's transport as it opens\n"
+		"      --metrics-file PATH  the workers' counters in Prometheus's text\n"
+		"                      format, written there (atomically) at the end\n"
+		"  -V, --version       print the version\n"
 		"Other KEY=VALUE words are libesa settings (docs/library.md): window,\n"
 		"priority, prio, prio_max, timeout_ms, give_up_ms, float_block, run, ...\n"
 		"A job without run= gets a new run number each time, unless --only.\n"
@@ -657,11 +667,44 @@ static void report(void)
 	}
 }
 
+/* --metrics-file: every open worker's counters (esa_worker_metrics()). */
+static int metrics_text(FILE *f, void *arg)
+{
+	esa_worker **ws = arg;
+	int n = 0, len;
+	char *buf;
+
+	for (int k = 0; k < njobs; k++)
+		for (int r = 0; r < jobs[k].n; r++)
+			if (jobs[k].w[r]->ew)
+				ws[n++] = jobs[k].w[r]->ew;
+	len = esa_worker_metrics(ws, n, NULL, 0);
+	buf = len < 0 ? NULL : malloc(len + 1);
+	if (!buf)
+		return len < 0 ? len : -ENOMEM;
+	esa_worker_metrics(ws, n, buf, len + 1);
+	fputs(buf, f);
+	free(buf);
+	return ferror(f) ? -EIO : 0;
+}
+
+static void write_metrics(const char *path)
+{
+	static esa_worker *ws[MAXJOBS * MAXW];
+	int rc = prom_write_file(path, metrics_text, ws);
+
+	if (rc)
+		fprintf(stderr, "esa-jobs: cannot write %s: %s\n", path, strerror(-rc));
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "switch", required_argument, NULL, 's' },
-		{ "values", required_argument, NULL, 'v' },
+		{ "values", required_argument, NULL, 'A' },
+		{ "metrics-file", required_argument, NULL, 'M' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "elems", required_argument, NULL, 'n' },
 		{ "iters", required_argument, NULL, 'i' },
 		{ "dtype", required_argument, NULL, 't' },
@@ -677,10 +720,17 @@ int main(int argc, char **argv)
 	pthread_t prog;
 	int opt, failed = 0;
 
-	while ((opt = getopt_long(argc, argv, "+s:v:n:i:t:pjqh", lo, NULL)) != -1) {
+	for (int i = 1; i < argc - 1; i++)	/* -v was --values */
+		if (!strcmp(argv[i], "-v") && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')
+			die("-v %s: -v is --verbose now; values per packet are --values %s",
+			    argv[i + 1], argv[i + 1]);
+	while ((opt = getopt_long(argc, argv, "+s:n:i:t:pjqvVh", lo, NULL)) != -1) {
 		switch (opt) {
 		case 's': sw_addr = optarg; break;
-		case 'v': g_values = atoi(optarg); break;
+		case 'A': g_values = atoi(optarg); break;
+		case 'M': g_metrics = optarg; break;
+		case 'v': g_verbose = true; break;
+		case 'V': esa_print_version("esa-jobs"); return 0;
 		case 'n': g_elems = to_size("elems", optarg); break;
 		case 'i': g_iters = atoi(optarg); break;
 		case 't': g_dtype = dtype_of(optarg); break;
@@ -720,6 +770,8 @@ int main(int argc, char **argv)
 	atomic_store(&all_done, 1);
 	if (g_progress)
 		pthread_join(prog, NULL);
+	if (g_metrics)
+		write_metrics(g_metrics);
 	for (int k = 0; k < njobs; k++) {
 		struct job *j = &jobs[k];
 

@@ -285,6 +285,16 @@ struct esa_stats {
 int esa_worker_stats(const esa_worker *w, struct esa_stats *s, size_t size);
 /* One counter by its field name above; -1 if unknown. */
 int64_t esa_worker_stat(const esa_worker *w, const char *name);
+/*
+ * API 2.2: the counters of workers ws[0..n) in Prometheus's text format,
+ * labelled with each one's job and rank: esa_worker_<counter>_total, a
+ * gauge for each state (rcvbuf, io_xdp, xdp_zerocopy, udp_gro), and the
+ * round trips as the histogram esa_worker_chunk_rtt_seconds (its _count is
+ * rtt_samples; docs/metrics.md).  Writes at most len bytes, NUL included,
+ * to buf; returns the whole text's length (a larger buf is needed when it
+ * is >= len), or -EINVAL, -ENOMEM.
+ */
+int esa_worker_metrics(esa_worker *const *ws, int n, char *buf, size_t len);
 
 /* ------------------------------------------------------------------ */
 /* Float32 quantization (see docs/library.md)                          */

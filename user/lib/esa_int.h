@@ -21,8 +21,11 @@
 #error "libesa supports little-endian hosts only (as does the protocol)"
 #endif
 
-/* 2.1.0: io, ifname, queue, timeout_us; 2.2.0: esa_stats.rtt_hist.  The
- * major is libesa's soname (libesa.so.2), the Makefile reads it here. */
+/*
+ * 2.1.0: io, ifname, queue, timeout_us; 2.2.0: esa_stats.rtt_hist and
+ * esa_worker_metrics().  The major is libesa's soname (libesa.so.2); the
+ * Makefile reads the version here (libesa.so.2.2.0, esa.pc).
+ */
 #define ESA_LIB_VERSION		20200
 
 /* The least resend timeout by default (timeout_us). */

@@ -83,7 +83,7 @@ esactl job add $JOB ps 10.9.250.2:9000 workers $workers || die "cannot add the j
 
 XIO=()
 [ "$IO" = udp ] || XIO=(--esa io=$IO --esa ifname=eth0 --esa queue=0)
-topo_bg ip netns exec $P-h250 $B/esa-ps -v "$VALUES" -s 10.255.0.1 \
+topo_bg ip netns exec $P-h250 $B/esa-ps --values "$VALUES" -s 10.255.0.1 \
 	--io $IO --ifname eth0 job $JOB ps 10.9.250.2:9000 workers $workers >/tmp/$P-ps.log 2>&1
 for t in $(seq 30); do grep -qs serving /tmp/$P-ps.log && break; sleep 0.1; done
 grep -qs serving /tmp/$P-ps.log || die "esa-ps did not start: $(cat /tmp/$P-ps.log)"
