@@ -46,7 +46,7 @@ TESTS	 := $(OUTPUT)/selftests/esa_golden $(OUTPUT)/selftests/esa_fuzz \
 	    $(OUTPUT)/selftests/esa_race_test
 BENCH	 := $(OUTPUT)/esa_bench $(OUTPUT)/esa_deliver_bench
 
-.PHONY: all clean test check bench deps demo install
+.PHONY: all clean test check bench deps demo
 all: $(BPF_OBJS) $(SKELS) $(TOOLS) $(TESTS) $(BENCH)
 
 # A recipe that fails leaves no target behind: a skeleton bpftool could
@@ -58,10 +58,12 @@ all: $(BPF_OBJS) $(SKELS) $(TOOLS) $(TESTS) $(BENCH)
 DEPFLAGS = -MMD -MP -MF $@.d -MT $@
 
 # Subsystems (kernel module, simulator, ...) add their rules in mk/*.mk and
-# hook into `all` and `clean` through ALL_EXTRA and CLEAN_EXTRA.
+# hook into `all` and `clean` through ALL_EXTRA and CLEAN_EXTRA, into
+# `install` and `uninstall` (mk/install.mk) through INSTALL_EXTRA_FILES
+# (SOURCE:DEST:MODE each, DEST with the install directories' variables).
 ALL_EXTRA :=
 CLEAN_EXTRA :=
-INSTALL_EXTRA :=
+INSTALL_EXTRA_FILES :=
 -include $(wildcard mk/*.mk)
 all: $(ALL_EXTRA)
 
@@ -135,16 +137,7 @@ FORCE:
 test: all
 	$(Q)selftests/run.sh
 
-# make install [PREFIX=/usr/local] [DESTDIR=]: esactl (its BPF programs built
-# in), its man page and bash completion; subsystems add INSTALL_EXTRA.
-PREFIX	?= /usr/local
-install: all $(INSTALL_EXTRA)
-	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
-	$(Q)install -D -m 755 $(OUTPUT)/esactl $(DESTDIR)$(PREFIX)/sbin/esactl
-	$(Q)install -D -m 644 user/esactl/esactl.8 $(DESTDIR)$(PREFIX)/share/man/man8/esactl.8
-	$(Q)install -D -m 644 user/esactl/esactl.bash \
-		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/esactl
-	$(Q)install -D -m 644 $(OUTPUT)/esa_pass.bpf.o $(DESTDIR)$(PREFIX)/lib/esa/esa_pass.bpf.o
+# make install and make uninstall: mk/install.mk.
 
 bench: all
 	$(Q)$(OUTPUT)/esa_bench

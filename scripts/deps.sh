@@ -3,9 +3,11 @@
 # Install the Debian 12 packages ESA needs, if any are missing.
 #   scripts/deps.sh [ GROUP... ]   groups: build (default), test, vm, plot, torch, all
 # build: compile everything (clang for BPF, libbpf, bpftool, libxdp for
-#        libesa's and esa-ps's AF_XDP transport, ...)
+#        libesa's and esa-ps's AF_XDP transport, ...) and install it (pip and
+#        setuptools put the Python package in place, offline)
 # test:  run the host tests (iproute2 namespaces, ping, python3 for JSON checks,
-#        ethtool for GRO on hosts whose XDP hook AF_XDP takes)
+#        ethtool for GRO on hosts whose XDP hook AF_XDP takes; Prometheus's
+#        parser and systemd-analyze for the install and metrics suites)
 # vm:    boot Debian's kernels in qemu for esa.ko (the VM suite also does this)
 # plot:  gnuplot for the benchmark's and simulator's plots
 # torch: Debian's PyTorch, for the DDP example and test
@@ -15,9 +17,9 @@ pkgs=""
 for g in $groups; do
 	case $g in
 	build) pkgs="$pkgs make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
-		     pkg-config linux-libc-dev libxdp-dev" ;;
+		     pkg-config linux-libc-dev libxdp-dev python3-pip python3-setuptools" ;;
 	test)  pkgs="$pkgs iproute2 iputils-ping python3 util-linux procps kmod
-		     bash-completion man-db ethtool" ;;
+		     bash-completion man-db ethtool python3-prometheus-client systemd" ;;
 	vm)    pkgs="$pkgs qemu-system-x86 busybox-static dwarves cpio kmod xz-utils zstd
 		     bc flex bison libssl-dev" ;;
 	plot)  pkgs="$pkgs gnuplot-nox" ;;

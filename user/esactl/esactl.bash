@@ -4,13 +4,19 @@ _esactl()
 	local cur prev words cword obj cmd
 	_init_completion || return
 	local i=1
+	case $prev in
+	-n|-netns|--netns)
+		COMPREPLY=($(compgen -W "$(ls /run/netns 2>/dev/null)" -- "$cur")); return ;;
+	-b|-batch|--batch|-d|-dir|--dir)
+		_filedir; return ;;
+	esac
 	while [[ $i -lt $cword && ${words[i]} == -* ]]; do
-		[[ ${words[i]} == -d* ]] && ((i++))
+		[[ ${words[i]} == -[dnb]* || ${words[i]} == --[dnb]* ]] && ((i++))
 		((i++))
 	done
 	if [[ $i -eq $cword ]]; then
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W '-json -pretty -verbose -dir -Version -help' -- "$cur"))
+			COMPREPLY=($(compgen -W '-json -pretty -verbose -dir -netns -batch -Version -help' -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W 'prog dev job stats pool monitor status help' -- "$cur"))
 		fi
@@ -40,7 +46,9 @@ _esactl()
 	job:add:*) [[ $cword -gt $((i + 2)) ]] &&
 		COMPREPLY=($(compgen -W 'ps workers leaves upstream ranks max-prio lease region' -- "$cur")); return ;;
 	job:set:*) COMPREPLY=($(compgen -W 'max-prio' -- "$cur")); return ;;
-	stats:show:*) COMPREPLY=($(compgen -W 'job' -- "$cur")); return ;;
+	stats:show:-o) COMPREPLY=($(compgen -W 'text prom' -- "$cur")); return ;;
+	stats:show:file) _filedir; return ;;
+	stats:show:*) COMPREPLY=($(compgen -W 'job -o file' -- "$cur")); return ;;
 	pool:show:*) COMPREPLY=($(compgen -W 'slot' -- "$cur")); return ;;
 	esac
 }

@@ -10,17 +10,28 @@
     r = w.allreduce_start(t)     # non-blocking: several may be in flight,
     r.wait()                     # streaming in order through one window
 
-No compiled extension: the package loads libesa.so, found through
-$ESA_LIBESA, next to this package, in the source tree's build/, or on the
-system's library path.  See docs/torch.md and esa.ddp for DDP.
+    esa.write_metrics(path, [w])  # the workers' counters for Prometheus
+
+No compiled extension: the package loads libesa through ctypes, the file
+$ESA_LIBESA names if set; else, run from the source tree (user/python), the
+one `make` built there (build/libesa.so.2: the library of the same source);
+else the installed one by its soname, libesa.so.2, as the dynamic linker
+finds it (LD_LIBRARY_PATH, ld.so.conf).  See docs/torch.md and esa.ddp for
+DDP, docs/metrics.md for the metrics.
 """
 import ctypes
-import ctypes.util
 import errno
 import os
+import tempfile
 import threading
 
-__all__ = ["Worker", "Request", "EsaError", "error_bound", "accepts", "library"]
+__all__ = ["Worker", "Request", "EsaError", "error_bound", "accepts", "library",
+           "library_path", "metrics", "write_metrics"]
+
+# The release (include/esa_version.h says the same: the install suite
+# checks), and the libesa API this package speaks: its major is the soname.
+__version__ = "1.1.0"
+_LIBESA_MAJOR, _LIBESA_MIN = 2, 20200
 
 _INT32, _FLOAT32 = 0, 1
 
@@ -29,21 +40,53 @@ class EsaError(OSError):
     """A libesa call failed; errno and the library's reason."""
 
 
+def _source_tree_library():
+    """build/libesa.so.2 when this package is user/python/esa of a source
+    tree (its Makefile and libesa's header beside), else None."""
+    top = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+    if not (os.path.exists(os.path.join(top, "Makefile")) and
+            os.path.exists(os.path.join(top, "user", "lib", "esa.h"))):
+        return None
+    lib = os.path.join(top, os.environ.get("OUTPUT", "build"),
+                       "libesa.so.%d" % _LIBESA_MAJOR)
+    return lib if os.path.exists(lib) else None
+
+
 def _find_library():
-    here = os.path.dirname(os.path.abspath(__file__))
-    candidates = [
-        os.environ.get("ESA_LIBESA"),
-        os.path.join(here, "libesa.so"),
-        os.path.join(here, "..", "..", "..", "build", "libesa.so"),
-        ctypes.util.find_library("esa"),
-    ]
-    for c in candidates:
-        if c and (os.path.sep not in c or os.path.exists(c)):
-            try:
-                return ctypes.CDLL(c, use_errno=True)
-            except OSError:
-                continue
-    raise ImportError("libesa.so not found: build it (make) or set ESA_LIBESA")
+    soname = "libesa.so.%d" % _LIBESA_MAJOR
+    tried = []
+    for c in (os.environ.get("ESA_LIBESA"), _source_tree_library(), soname):
+        if not c:
+            continue
+        try:
+            lib = ctypes.CDLL(c, use_errno=True)
+        except OSError as e:
+            if c == os.environ.get("ESA_LIBESA"):
+                raise ImportError("ESA_LIBESA=%s: %s" % (c, e)) from None
+            tried.append(str(e))
+            continue
+        version = lib.esa_version()
+        if version // 10000 != _LIBESA_MAJOR or version < _LIBESA_MIN:
+            raise ImportError("%s is libesa %d.%d.%d: this package needs %d.%d or later "
+                              "of %d.x" % (c, version // 10000, version // 100 % 100,
+                                           version % 100, _LIBESA_MAJOR,
+                                           _LIBESA_MIN // 100 % 100, _LIBESA_MAJOR))
+        return lib
+    raise ImportError("libesa not found (%s): install it (make install), build it "
+                      "(make), or set ESA_LIBESA" % "; ".join(tried or [soname]))
+
+
+def _loaded_path():
+    """The file the dynamic linker loaded for libesa (/proc/self/maps)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split(None, 5)[-1].strip()
+                if os.path.basename(path).startswith("libesa.so"):
+                    return path
+    except OSError:
+        pass
+    return None
 
 
 def _bind(lib):
@@ -72,6 +115,9 @@ def _bind(lib):
         "esa_request_free": (None, [c.c_void_p]),
         "esa_progress": (c.c_int, [c.c_void_p, c.c_int]),
         "esa_worker_stat": (c.c_int64, [c.c_void_p, c.c_char_p]),
+        "esa_worker_stats": (c.c_int, [c.c_void_p, c.c_void_p, c.c_size_t]),
+        "esa_worker_metrics": (c.c_int, [c.POINTER(c.c_void_p), c.c_int,
+                                         c.c_char_p, c.c_size_t]),
         "esa_f32_error_bound": (c.c_double, [c.c_double, c.c_double,
                                              c.c_int, c.c_int]),
         "esa_strerror": (c.c_char_p, [c.c_int]),
@@ -84,13 +130,64 @@ def _bind(lib):
 
 
 library = _bind(_find_library())
+# the file loaded, e.g. /usr/lib/x86_64-linux-gnu/libesa.so.2.2.0
+library_path = _loaded_path()
 
+# struct esa_stats (esa.h), in its order: esa_worker_stats() fills it
 _STATS = ("ops", "elems", "chunks", "tx_packets", "tx_resends", "rx_packets",
           "rx_results", "rx_from_ps", "rx_duplicates", "rx_stale",
           "rx_invalid", "overflows", "redos", "scale_chunks", "fetch_rx",
           "fetch_answered", "send_again", "rtt_us_sum", "rtt_samples",
           "rx_untrusted", "fetch_refused", "icmp_errors", "ps_probes", "rcvbuf",
-          "udp_gro", "rx_coalesced", "waits", "resends_deferred")
+          "io_xdp", "xdp_zerocopy", "xdp_drops", "udp_gro", "rx_coalesced",
+          "waits", "resends_deferred")
+RTT_BUCKETS = 24        # ESA_RTT_BUCKETS: rtt_hist[i], at most 2^i us
+
+
+class _Stats(ctypes.Structure):
+    _fields_ = [(k, ctypes.c_uint64) for k in _STATS] + [
+        ("rtt_hist", ctypes.c_uint64 * RTT_BUCKETS)]
+
+
+def metrics(workers):
+    """The workers' counters in Prometheus's text format (libesa's
+    esa_worker_metrics(): esa_worker_*_total{job,rank}, the round trips as
+    esa_worker_chunk_rtt_seconds), as a str."""
+    ws = [w._w for w in workers]
+    if not all(ws):
+        raise ValueError("esa: worker closed")
+    locks = [w._lock for w in workers]
+    for lk in locks:
+        lk.acquire()
+    try:
+        arr = (ctypes.c_void_p * len(ws))(*ws)
+        n = library.esa_worker_metrics(arr, len(ws), None, 0)
+        if n < 0:
+            raise EsaError(-n, "esa: metrics: " + library.esa_strerror(n).decode())
+        buf = ctypes.create_string_buffer(n + 1)
+        library.esa_worker_metrics(arr, len(ws), buf, n + 1)
+    finally:
+        for lk in locks:
+            lk.release()
+    return buf.value.decode()
+
+
+def write_metrics(path, workers):
+    """metrics(workers) into path, atomically (a temporary file beside it,
+    renamed): for the node exporter's textfile collector."""
+    text = metrics(workers)
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".",
+                               dir=os.path.dirname(os.path.abspath(path)))
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def error_bound(block_absmax, exact_sum, nworkers, headroom=-1):
@@ -243,12 +340,24 @@ class Worker:
                 library.esa_strerror(rc).decode()))
         self.run = run
 
-    def stats(self):
-        """The worker's counters (libesa's struct esa_stats) as a dict."""
+    def _stats(self):
+        st = _Stats()
         with self._lock:
             if not self._w:
                 raise ValueError("esa: worker closed")
-            return {k: library.esa_worker_stat(self._w, k.encode()) for k in _STATS}
+            library.esa_worker_stats(self._w, ctypes.byref(st), ctypes.sizeof(st))
+        return st
+
+    def stats(self):
+        """The worker's counters (libesa's struct esa_stats) as a dict."""
+        st = self._stats()
+        return {k: getattr(st, k) for k in _STATS}
+
+    def rtt_hist(self):
+        """The round-trip histogram (esa_stats.rtt_hist): bucket i counts the
+        chunks answered in at most 2^i microseconds, the last every longer
+        one; it adds up to stats()["rtt_samples"]."""
+        return list(self._stats().rtt_hist)
 
     def close(self):
         """Close the worker; requests still running are abandoned."""
