@@ -90,10 +90,10 @@ static inline void prom_hist(FILE *f, const char *name, const char *labels,
 				labels ? labels : "", sep, acc);
 	}
 	if (labels && *labels) {
-		fprintf(f, "%s_sum{%s} %.9g\n", name, labels, sum);
+		fprintf(f, "%s_sum{%s} %.17g\n", name, labels, sum);
 		fprintf(f, "%s_count{%s} %" PRIu64 "\n", name, labels, acc);
 	} else {
-		fprintf(f, "%s_sum %.9g\n", name, sum);
+		fprintf(f, "%s_sum %.17g\n", name, sum);
 		fprintf(f, "%s_count %" PRIu64 "\n", name, acc);
 	}
 }
