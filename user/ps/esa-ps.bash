@@ -6,13 +6,14 @@ _esa_ps()
 	case $prev in
 	-c|--config) _filedir; return ;;
 	--io) COMPREPLY=($(compgen -W 'udp xdp auto' -- "$cur")); return ;;
+	--sums) COMPREPLY=($(compgen -W 'switch direct' -- "$cur")); return ;;
 	--ifname) COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur")); return ;;
 	-s|--switch|--values|--cache|--pending|-w|--window|--queue|--metrics|-i|--stats-interval)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W '--config --switch --values --cache --pending --window
-			--io --ifname --queue --metrics --stats-interval --json --quiet
+			--io --ifname --queue --sums --metrics --stats-interval --json --quiet
 			--verbose --version --help' -- "$cur"))
 		return
 	fi

@@ -140,7 +140,7 @@ _STATS = ("ops", "elems", "chunks", "tx_packets", "tx_resends", "rx_packets",
           "fetch_answered", "send_again", "rtt_us_sum", "rtt_samples",
           "rx_untrusted", "fetch_refused", "icmp_errors", "ps_probes", "rcvbuf",
           "io_xdp", "xdp_zerocopy", "xdp_drops", "udp_gro", "rx_coalesced",
-          "waits", "resends_deferred")
+          "waits", "resends_deferred", "rx_contention", "cc_decreases", "cwnd")
 RTT_BUCKETS = 24        # ESA_RTT_BUCKETS: rtt_hist[i], at most 2^i us
 
 
