@@ -9,8 +9,9 @@ with Prometheus's own parser (Debian's python3-prometheus-client):
     prom_check.py python PREFIX              Python workers: metrics() / stats()
 
 Each prints what it compared, or what differs, and exits 0 or 1.  Every
-text must parse, every family have HELP and TYPE (never "unknown"), its
-samples together, names and labels as Prometheus's rules say; counters end
+text must parse, every family have HELP (a text of its own, not its name:
+what prom.h falls back to for a counter added without one) and TYPE (never
+"unknown"), its samples together, names and labels as Prometheus's rules say; counters end
 in _total, histograms' buckets are cumulative and end at +Inf = _count.
 """
 import json
@@ -38,6 +39,8 @@ def parse(text):
     for fam in text_string_to_metric_families(text):
         if fam.type == "unknown" or not fam.documentation:
             raise Bad("%s: no TYPE or HELP" % fam.name)
+        if fam.documentation in (fam.name, fam.name + "_total"):
+            raise Bad("%s: no help text of its own (names.c, ps_metrics.c)" % fam.name)
         if fam.name in seen:
             raise Bad("%s: family split" % fam.name)
         seen.add(fam.name)

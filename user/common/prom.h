@@ -20,9 +20,14 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-/* "# HELP" and "# TYPE" of family name (type: counter, gauge, histogram). */
+/*
+ * "# HELP" and "# TYPE" of family name (type: counter, gauge, histogram).
+ * A counter added without its help text (NULL) is helped by its name.
+ */
 static inline void prom_head(FILE *f, const char *name, const char *type, const char *help)
 {
+	if (!help)
+		help = name;
 	fprintf(f, "# HELP %s ", name);
 	for (; *help; help++) {		/* HELP escapes \ and newlines */
 		if (*help == '\\')

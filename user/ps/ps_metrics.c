@@ -25,6 +25,7 @@ static const char *const ps_counter_help[__PS_C_MAX] = {
 	[PS_C_DONE_FETCHED]	= "Chunks recovered from a worker's copy",
 	[PS_C_DONE_OVERFLOW]	= "Chunks whose sum is not representable",
 	[PS_C_RESULT_TX]	= "RESULT packets sent to workers",
+	[PS_C_SUM_TX]		= "Sums sent to the switch for the workers (SUM)",
 	[PS_C_RESEND_ANSWER]	= "RESULT packets sent answering a resend",
 	[PS_C_ACK_TX]		= "ACKs sent to the switch (policy atp)",
 	[PS_C_FETCH_TX]		= "FETCH packets sent to workers",
