@@ -212,16 +212,71 @@ static int stats_prom(struct esa *e, struct esa_nl *nl, __u32 id, const char *pa
 	return rc;
 }
 
-static int stats_show(int argc, char **argv)
+/* One job's counters, text or JSON. */
+static int show_job(struct esa *e, struct esa_nl *nl, __u32 id)
 {
 	struct esa_nl_counters mt, mj;
 	struct esa_counters c;
+	int rc = esa_counters_read(e, id, &c);
+
+	if (rc)
+		return rc;
+	out_obj_open(NULL);
+	out_u64("job", "job %llu:", id);
+	print_counters(&c, true);
+	if (nl && !esa_nl_counters(nl, id, &mt, &mj))
+		print_module_counters(&mj);
+	out_obj_close();
+	return 0;
+}
+
+/* The totals, packets of no job, then every job with traffic. */
+static int show_all(struct esa *e, struct esa_nl *nl)
+{
+	struct esa_nl_counters mt, mj;
+	struct esa_counters c;
+	int rc = esa_counters_sum(e, &c);
+
+	out_obj_open(NULL);
+	out_obj_open("total");
+	out_text("total:");
+	print_counters(&c, true);
+	if (nl && !esa_nl_counters(nl, -1, &mt, NULL))
+		print_module_counters(&mt);
+	out_obj_close();
+	if (!rc)
+		rc = esa_counters_read(e, e->cfg.max_jobs, &c);
+	if (out_is_json() || !counters_zero(&c)) {
+		out_obj_open("nojob");
+		out_text("no job:");
+		print_counters(&c, false);
+		out_obj_close();
+	}
+	out_arr_open("jobs");
+	for (__u32 j = 0; j < e->cfg.max_jobs && !rc; j++) {
+		rc = esa_counters_read(e, j, &c);
+		if (rc || counters_zero(&c))
+			continue;
+		out_obj_open(NULL);
+		out_u64("job", "job %llu:", j);
+		print_counters(&c, false);
+		if (nl && !esa_nl_counters(nl, j, &mt, &mj))
+			print_module_counters(&mj);
+		out_obj_close();
+	}
+	out_arr_close();
+	out_obj_close();
+	return rc;
+}
+
+static int stats_show(int argc, char **argv)
+{
 	struct esa_nl *nl = NULL;
 	const char *path = NULL;
 	bool prom = false;
 	struct esa e;
 	__u32 id = ~0u;
-	int rc = 0;
+	int rc;
 
 	for (; argc > 0; argc--, argv++) {
 		if (matches(*argv, "job")) {
@@ -248,68 +303,16 @@ static int stats_show(int argc, char **argv)
 		return 1;
 	if (e.cfg.kfunc && esa_nl_open(&nl))
 		nl = NULL;
-	if (prom && id != ~0u && id >= e.cfg.max_jobs)
+	if (id != ~0u && id >= e.cfg.max_jobs)
 		rc = fail("job id %u out of range (0..%u)", id, e.cfg.max_jobs - 1);
 	else if (prom)
 		rc = stats_prom(&e, nl, id, path);
-	if (prom) {
-		esa_close(&e);
-		if (nl)
-			esa_nl_close(nl);
-		return rc;
-	}
-	if (id != ~0u) {
-		if (id >= e.cfg.max_jobs) {
-			esa_close(&e);
-			if (nl)
-				esa_nl_close(nl);
-			return fail("job id %u out of range (0..%u)", id, e.cfg.max_jobs - 1);
-		}
-		rc = esa_counters_read(&e, id, &c);
-		if (!rc) {
-			out_obj_open(NULL);
-			out_u64("job", "job %llu:", id);
-			print_counters(&c, true);
-			if (nl && !esa_nl_counters(nl, id, &mt, &mj))
-				print_module_counters(&mj);
-			out_obj_close();
-		}
-	} else {
-		rc = esa_counters_sum(&e, &c);
-		out_obj_open(NULL);
-		out_obj_open("total");
-		out_text("total:");
-		print_counters(&c, true);
-		if (nl && !esa_nl_counters(nl, -1, &mt, NULL))
-			print_module_counters(&mt);
-		out_obj_close();
-		if (!rc)
-			rc = esa_counters_read(&e, e.cfg.max_jobs, &c);
-		if (out_is_json() || !counters_zero(&c)) {
-			out_obj_open("nojob");
-			out_text("no job:");
-			print_counters(&c, false);
-			out_obj_close();
-		}
-		out_arr_open("jobs");
-		for (__u32 j = 0; j < e.cfg.max_jobs && !rc; j++) {
-			rc = esa_counters_read(&e, j, &c);
-			if (rc || counters_zero(&c))
-				continue;
-			out_obj_open(NULL);
-			out_u64("job", "job %llu:", j);
-			print_counters(&c, false);
-			if (nl && !esa_nl_counters(nl, j, &mt, &mj))
-				print_module_counters(&mj);
-			out_obj_close();
-		}
-		out_arr_close();
-		out_obj_close();
-	}
+	else if ((rc = id != ~0u ? show_job(&e, nl, id) : show_all(&e, nl)))
+		rc = fail("cannot read counters: %s", strerror(-rc));
 	esa_close(&e);
 	if (nl)
 		esa_nl_close(nl);
-	return rc ? fail("cannot read counters: %s", strerror(-rc)) : 0;
+	return rc;
 }
 
 static int stats_reset(int argc, char **argv)
