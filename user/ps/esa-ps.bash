@@ -8,12 +8,13 @@ _esa_ps()
 	--io) COMPREPLY=($(compgen -W 'udp xdp auto' -- "$cur")); return ;;
 	--sums) COMPREPLY=($(compgen -W 'switch direct' -- "$cur")); return ;;
 	--ifname) COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur")); return ;;
-	-s|--switch|--values|--cache|--pending|-w|--window|--queue|--metrics|-i|--stats-interval)
+	-s|--switch|--values|--cache|--pending|-w|--window|--queue|--metrics|-i|--stats-interval|\
+	--link-delay-us)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W '--config --switch --values --cache --pending --window
-			--io --ifname --queue --sums --metrics --stats-interval --json --quiet
+			--io --ifname --queue --sums --link-delay-us --metrics --stats-interval --json --quiet
 			--verbose --version --help' -- "$cur"))
 		return
 	fi
