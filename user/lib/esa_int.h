@@ -23,8 +23,8 @@
 
 /*
  * 2.1.0: io, ifname, queue, timeout_us; 2.2.0: window_min and its
- * counters (esa_stats' rx_contention, cc_decreases, cwnd), the round-trip
- * histogram (rtt_hist), esa_worker_metrics().  The major is libesa's
+ * counters (esa_stats' rx_contention, cc_decreases, cwnd), link_delay_us,
+ * the round-trip histogram (rtt_hist), esa_worker_metrics().  The major is libesa's
  * soname (libesa.so.2); the Makefile reads the version here
  * (libesa.so.2.2.0, esa.pc).
  */
