@@ -38,6 +38,7 @@ static const char *const ps_counter_help[__PS_C_MAX] = {
 	[PS_C_RX_PROBE]		= "Empty datagrams: a worker checking the PS runs",
 	[PS_C_NO_SWITCH]	= "ACKs needed without a switch address",
 	[PS_C_TX_ERROR]		= "Packets the socket refused",
+	[PS_C_TX_UDP]		= "On AF_XDP: packets sent by UDP instead (next hop not resolved, frames posted)",
 };
 
 static bool is_drop(int c)
