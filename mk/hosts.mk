@@ -40,12 +40,15 @@ LIB_LIBS	:= -lm
 XSK_PROG	:= $(OUTPUT)/esa_xsk.bpf.o
 XSK_OBJH	:= $(OUTPUT)/esa_xsk_obj.h
 PS_HDRS		:= $(PS_DIR)/ps.h include/uapi/linux/esa.h include/esa_wire.h include/esa_merge.h \
-		   user/common/words.h user/common/jobwords.h
-PS_OBJ		:= $(LIB_OUT)/ps_core.o
+		   user/common/words.h user/common/jobdesc.h user/common/place.h include/esa_maps.h
+# The one job-description parser of user/common, built here for esa-ps
+# without the switch's skeletons (esactl's copy is in COMMON).
+JOBDESC_OBJ	:= $(LIB_OUT)/jobdesc.o
+PS_OBJ		:= $(LIB_OUT)/ps_core.o $(JOBDESC_OBJ)
 ESA_PS		:= $(OUTPUT)/esa-ps
 ESA_JOBS	:= $(OUTPUT)/esa-jobs
 HOSTS_TESTS	:= $(OUTPUT)/selftests/hosts/lib_test $(OUTPUT)/selftests/hosts/ps_test \
-		   $(OUTPUT)/selftests/hosts/xsk_test
+		   $(OUTPUT)/selftests/hosts/xsk_test $(OUTPUT)/selftests/hosts/jobdesc_test
 HOSTS_BENCH	:= $(OUTPUT)/selftests/hosts/lib_bench
 IMPAIR_OBJ	:= $(OUTPUT)/impair.bpf.o
 
@@ -84,9 +87,13 @@ $(LIBESA_SO): $(LIB_OBJS) $(LIB_DIR)/libesa.map
 	$(Q)$(CC) -shared -Wl,-soname,libesa.so -Wl,--version-script=$(LIB_DIR)/libesa.map \
 		$(LIB_OBJS) $(LIB_LIBS) -o $@
 
-$(PS_OBJ): $(PS_DIR)/ps_core.c $(PS_HDRS) | $(LIB_OUT)
+$(LIB_OUT)/ps_core.o: $(PS_DIR)/ps_core.c $(PS_HDRS) | $(LIB_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -c $< -o $@
+
+$(JOBDESC_OBJ): user/common/jobdesc.c $(PS_HDRS) include/esa_policy.h | $(LIB_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(ESA_PS): $(PS_DIR)/esa_ps.c $(PS_OBJ) $(XSK_OBJS) $(PS_HDRS) $(LIB_DIR)/xsk.h | $(OUTPUT)
 	$(call msg,CCLD,$@)
@@ -111,6 +118,11 @@ $(OUTPUT)/selftests/hosts/ps_test: $(HOSTS_TEST_DIR)/ps_test.c selftests/tap.h $
 		| $(OUTPUT)/selftests/hosts
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) $< $(PS_OBJ) -o $@
+
+$(OUTPUT)/selftests/hosts/jobdesc_test: $(HOSTS_TEST_DIR)/jobdesc_test.c selftests/tap.h $(JOBDESC_OBJ) \
+		$(PS_HDRS) | $(OUTPUT)/selftests/hosts
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(JOBDESC_OBJ) -o $@
 
 $(HOSTS_BENCH): $(HOSTS_TEST_DIR)/lib_bench.c $(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)/selftests/hosts
 	$(call msg,CCLD,$@)

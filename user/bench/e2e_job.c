@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "loader.h"
+#include "registry.h"
 #include "util.h"
 
 static int usage(void)
