@@ -95,9 +95,17 @@ $(JOBDESC_OBJ): user/common/jobdesc.c $(PS_HDRS) include/esa_policy.h | $(LIB_OU
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(ESA_PS): $(PS_DIR)/esa_ps.c $(PS_OBJ) $(XSK_OBJS) $(PS_HDRS) $(LIB_DIR)/xsk.h | $(OUTPUT)
+# esa-ps learns jobs from esa-agent (ps_agent.c) through the agent's
+# messages (AGENTMSG_OBJ, mk/agent.mk).
+$(LIB_OUT)/ps_agent.o: $(PS_DIR)/ps_agent.c $(PS_DIR)/ps_agent.h $(PS_HDRS) $(AGENTMSG_HDRS) | $(LIB_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -c $< -o $@
+
+$(ESA_PS): $(PS_DIR)/esa_ps.c $(PS_OBJ) $(LIB_OUT)/ps_agent.o $(AGENTMSG_OBJ) $(XSK_OBJS) \
+		$(PS_HDRS) $(PS_DIR)/ps_agent.h $(LIB_DIR)/xsk.h | $(OUTPUT)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -I$(LIB_DIR) $< $(PS_OBJ) $(XSK_OBJS) -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -I$(LIB_DIR) $< $(PS_OBJ) $(LIB_OUT)/ps_agent.o $(AGENTMSG_OBJ) \
+		$(XSK_OBJS) -lpthread -o $@
 
 $(ESA_JOBS): $(JOBS_DIR)/esa_jobs.c $(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)
 	$(call msg,CCLD,$@)

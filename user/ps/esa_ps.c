@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 
 #include "ps.h"
+#include "ps_agent.h"
 #include "words.h"
 #include "delayline.h"
 #include "xsk.h"
@@ -98,6 +99,10 @@ static void usage(int rc)
 		"                         each worker from here (direct)\n"
 		"      --link-delay-us N  testbeds: every datagram in and out waits N us\n"
 		"                         (an emulated wire's propagation; UDP only)\n"
+		"      --agent IP[:PORT]  learn jobs from esa-agent (port 7681), for the\n"
+		"                         addresses of --ps; jobs it ends go\n"
+		"      --key-file FILE    the key shared with esa-agent\n"
+		"      --ps IP:PORT       a PS address to serve (jobs from the agent)\n"
 		"  -i, --stats-interval S print the counters every S seconds\n"
 		"  -j, --json             counters as JSON\n"
 		"  -q, --quiet            no startup line\n"
@@ -300,6 +305,10 @@ enum { IO_UDP, IO_XDP, IO_AUTO };
 
 struct opts {
 	struct ps_opts ps;
+	struct sockaddr_in agent;	/* esa-agent; port 0: none */
+	char	key_file[256];
+	struct sockaddr_in serve[MAX_SOCKS];	/* --ps */
+	int	nserve;
 	int	interval;
 	bool	json, quiet;
 	int	io;		/* IO_*: the transport */
@@ -358,7 +367,24 @@ static void set_switch(struct opts *o, const char *s)
 	o->ps.nsw++;
 }
 
-/* An option word of the config file (without dashes). */
+/* Where esa-agent is, its key, and the PS addresses it gives jobs for. */
+static void set_agent(struct opts *o, int which, const char *s)
+{
+	if (!s)
+		die("%s needs a value", which == 'A' ? "agent" : which == 'K' ? "key-file" : "ps");
+	if (which == 'A' && esa_parse_sin(s, 0, ESA_AGENT_PORT, &o->agent))
+		die("agent \"%s\" is not IP[:PORT]", s);
+	if (which == 'K' && strlen(s) >= sizeof(o->key_file))
+		die("key-file: path too long");
+	if (which == 'K')
+		strcpy(o->key_file, s);
+	if (which == 'B' && o->nserve == MAX_SOCKS)
+		die("at most %d PS addresses", MAX_SOCKS);
+	if (which == 'B' && esa_parse_sin(s, ESA_ADDR_NEED_PORT, 0, &o->serve[o->nserve++]))
+		die("ps \"%s\" is not IP:PORT", s);
+}
+
+/* How the sums every worker needs leave: one SUM through the switch, or direct. */
 static void set_sums(struct opts *o, const char *v)
 {
 	if (!v || (strcmp(v, "switch") && strcmp(v, "direct")))
@@ -366,6 +392,7 @@ static void set_sums(struct opts *o, const char *v)
 	o->ps.sums_via_switch = !strcmp(v, "switch");
 }
 
+/* An option word of the config file (without dashes). */
 static int file_option(struct opts *o, char **w, int n)
 {
 	const char *k = w[0], *v = n > 1 ? w[1] : NULL;
@@ -388,6 +415,12 @@ static int file_option(struct opts *o, char **w, int n)
 		o->queue = to_int("queue", v, 0, 1023);
 	else if (!strcmp(k, "sums"))
 		set_sums(o, v);
+	else if (!strcmp(k, "agent"))
+		set_agent(o, 'A', v);
+	else if (!strcmp(k, "key-file"))
+		set_agent(o, 'K', v);
+	else if (!strcmp(k, "ps"))
+		set_agent(o, 'B', v);
 	else if (!strcmp(k, "link-delay-us"))
 		o->delay_us = to_int("link-delay-us", v, 0, 1000000);
 	else
@@ -577,9 +610,9 @@ static int poll_ms(void)
 	return next <= t ? 0 : (int)((next - t + 999999) / 1000000);
 }
 
-static void serve(struct ps *ps, const struct opts *o)
+static void serve(struct ps *ps, const struct opts *o, struct ps_agent *pa)
 {
-	struct pollfd pfd[MAX_SOCKS + 1];
+	struct pollfd pfd[MAX_SOCKS + 2];
 	uint64_t next_stats = 0;
 	int n = nsocks;
 
@@ -587,6 +620,8 @@ static void serve(struct ps *ps, const struct opts *o)
 		pfd[k] = (struct pollfd){ .fd = socks[k].fd, .events = POLLIN };
 	if (xs)
 		pfd[n++] = (struct pollfd){ .fd = esa_xsk_fd(xs), .events = POLLIN };
+	if (pa)
+		pfd[n++] = (struct pollfd){ .fd = ps_agent_fd(pa), .events = POLLIN };
 	if (o->interval)
 		next_stats = now_ns() + o->interval * 1000000000ULL;
 	while (!want_exit) {
@@ -603,6 +638,8 @@ static void serve(struct ps *ps, const struct opts *o)
 			dl_flush(ps);
 		if (xs)
 			esa_xsk_tx_kick(xs);	/* what the device pushed back */
+		if (pa)
+			ps_agent_step(pa, ps, now_ns());
 		if (want_stats) {
 			want_stats = 0;
 			ps_print_stats(ps, stdout, o->json);
@@ -630,6 +667,9 @@ static int parse_args(int argc, char **argv, struct opts *o, struct ps_job_cfg *
 		{ "queue", required_argument, NULL, 'Q' },
 		{ "sums", required_argument, NULL, 'S' },
 		{ "link-delay-us", required_argument, NULL, 'D' },
+		{ "agent", required_argument, NULL, 'A' },
+		{ "key-file", required_argument, NULL, 'K' },
+		{ "ps", required_argument, NULL, 'B' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -654,6 +694,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct ps_job_cfg *
 		case 'Q': o->queue = to_int("queue", optarg, 0, 1023); break;
 		case 'S': set_sums(o, optarg); break;
 		case 'D': o->delay_us = to_int("link-delay-us", optarg, 0, 1000000); break;
+		case 'A': case 'K': case 'B': set_agent(o, opt, optarg); break;
 		case 'j': o->json = true; break;
 		case 'q': o->quiet = true; break;
 		case 'h': usage(0); break;
@@ -685,15 +726,32 @@ static int parse_args(int argc, char **argv, struct opts *o, struct ps_job_cfg *
 			i += used;
 		}
 	}
-	if (!njobs)
+	if (o->agent.sin_port && (!o->key_file[0] || !o->nserve))
+		die("agent needs key-file FILE and ps IP:PORT (the address it gives jobs for)");
+	if (!njobs && !o->agent.sin_port)
 		die("no jobs (try esa-ps --help)");
 	if (ps_check_opts(&o->ps, err, sizeof(err)))
 		die("%s", err);
 	return njobs;
 }
 
+/* A PS address bound (once). */
+static void serve_addr(const struct sockaddr_in *a)
+{
+	for (int k = 0; k < nsocks; k++)
+		if (socks[k].addr.sin_addr.s_addr == a->sin_addr.s_addr &&
+		    socks[k].addr.sin_port == a->sin_port)
+			return;
+	if (nsocks == MAX_SOCKS)
+		die("at most %d PS addresses", MAX_SOCKS);
+	socks[nsocks].addr = *a;
+	socks[nsocks].fd = open_sock(a);
+	nsocks++;
+}
+
 int main(int argc, char **argv)
 {
+	struct ps_agent *pa = NULL;
 	struct ps_job_cfg jobs[256];
 	struct sigaction sa = { 0 };
 	struct opts o = { 0 };
@@ -706,20 +764,16 @@ int main(int argc, char **argv)
 		die("out of memory");
 	the_ps = ps;
 	for (int i = 0; i < njobs; i++) {
-		bool have = false;
-
 		if (ps_add_job(ps, &jobs[i], err, sizeof(err)))
 			die("%s", err);
-		for (int k = 0; k < nsocks; k++)
-			have |= socks[k].addr.sin_addr.s_addr == jobs[i].ps.sin_addr.s_addr &&
-				socks[k].addr.sin_port == jobs[i].ps.sin_port;
-		if (have)
-			continue;
-		if (nsocks == MAX_SOCKS)
-			die("at most %d PS addresses", MAX_SOCKS);
-		socks[nsocks].addr = jobs[i].ps;
-		socks[nsocks].fd = open_sock(&jobs[i].ps);
-		nsocks++;
+		serve_addr(&jobs[i].ps);
+	}
+	for (int i = 0; i < o.nserve; i++)
+		serve_addr(&o.serve[i]);
+	if (o.agent.sin_port) {
+		pa = ps_agent_new(&o.agent, o.key_file, o.serve, o.nserve, err, sizeof(err));
+		if (!pa)
+			die("%s", err);
 	}
 	if (o.delay_us && o.io != IO_UDP)
 		die("link-delay-us needs --io udp (AF_XDP's frames are not held)");
@@ -741,11 +795,13 @@ int main(int argc, char **argv)
 	rx_init();
 	if (!o.quiet)
 		fprintf(stderr, "%s: serving %d job%s on %d address%s, %d values, cache %u, "
-			"pending %u per job, io %s%s%.0d%s\n", prog, njobs, njobs > 1 ? "s" : "",
+			"pending %u per job, io %s%s%.0d%s%s\n", prog, njobs, njobs == 1 ? "" : "s",
 			nsocks, nsocks > 1 ? "es" : "", o.ps.nvals, o.ps.cache, o.ps.pending, io,
-			o.delay_us ? ", link delay " : "", o.delay_us, o.delay_us ? " us" : "");
-	serve(ps, &o);
+			o.delay_us ? ", link delay " : "", o.delay_us, o.delay_us ? " us" : "",
+			pa ? ", jobs from esa-agent" : "");
+	serve(ps, &o, pa);
 	ps_print_stats(ps, stdout, o.json);
+	ps_agent_free(pa);
 	esa_xsk_close(xs);
 	ps_free(ps);
 	return 0;

@@ -121,6 +121,10 @@ int ps_parse_job(int argc, char **argv, struct ps_job_cfg *j, char *err, size_t 
 /* What the PS keeps of a job's description: its PS and ranks. */
 void ps_job_from_desc(const struct esa_jobdesc *d, struct ps_job_cfg *c);
 int ps_add_job(struct ps *ps, const struct ps_job_cfg *j, char *err, size_t len);
+/* The job is gone (esa-agent said so): everything kept for it goes. */
+int ps_del_job(struct ps *ps, uint16_t id);
+/* The index of job id, or -1. */
+int ps_find_job(const struct ps *ps, uint16_t id);
 int ps_njobs(const struct ps *ps);
 const struct ps_job_cfg *ps_job(const struct ps *ps, int i);
 

@@ -125,6 +125,7 @@ struct ps {
 	int	njobs;
 	int16_t	*by_id;		/* 65536: job index + 1, 0: none */
 	uint64_t nojob[__PS_C_MAX];
+	uint64_t ended[__PS_C_MAX];	/* the counters of jobs deleted (in the total) */
 	uint8_t	*txbuf;
 	int64_t	*sum;		/* nvals, scratch */
 };
@@ -374,6 +375,28 @@ nomem:
 	snprintf(err, len, "job %u: out of memory (cache %u, pending %u)", c->id,
 		 ps->o.cache, ps->o.pending);
 	return -ENOMEM;
+}
+
+int ps_del_job(struct ps *ps, uint16_t id)
+{
+	int i = ps->by_id[id] - 1;
+
+	if (i < 0)
+		return -ENOENT;
+	for (int c = 0; c < __PS_C_MAX; c++)
+		ps->ended[c] += ps->jobs[i]->c[c];
+	job_free(ps->jobs[i]);
+	memmove(&ps->jobs[i], &ps->jobs[i + 1], (ps->njobs - i - 1) * sizeof(ps->jobs[0]));
+	ps->njobs--;
+	ps->by_id[id] = 0;
+	for (int k = i; k < ps->njobs; k++)
+		ps->by_id[ps->jobs[k]->cfg.id] = k + 1;
+	return 0;
+}
+
+int ps_find_job(const struct ps *ps, uint16_t id)
+{
+	return ps->by_id[id] - 1;
 }
 
 int ps_njobs(const struct ps *ps)
@@ -958,7 +981,7 @@ uint64_t ps_counter(const struct ps *ps, int i, int c)
 		return i < ps->njobs ? ps->jobs[i]->c[c] : 0;
 	if (i == -1)
 		return ps->nojob[c];
-	t = ps->nojob[c];
+	t = ps->nojob[c] + ps->ended[c];
 	for (int k = 0; k < ps->njobs; k++)
 		t += ps->jobs[k]->c[c];
 	return t;
