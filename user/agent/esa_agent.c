@@ -187,13 +187,28 @@ static int open_socket(const struct agent_cfg *c)
 	return fd;
 }
 
+/* -v: a line for a request and its answer, their first lines' words. */
+static void log_request(const struct sockaddr_in *src, const uint8_t *buf, size_t n,
+			const struct esa_amsg *reply)
+{
+	char from[24], req[64], ans[160];
+	size_t k;
+
+	for (k = 0; k < n && k < sizeof(req) - 1; k++)
+		req[k] = buf[k] == '\n' ? ' ' : buf[k] >= 0x20 && buf[k] < 0x7f ? buf[k] : '?';
+	req[k] = 0;
+	for (k = 0; k < reply->len && k < sizeof(ans) - 1; k++)
+		ans[k] = reply->buf[k] == '\n' ? ' ' : reply->buf[k];
+	ans[k] = 0;
+	agent_log("%s: %s -> %s", agent_fmt_sin(src, from), req, ans + 12);
+}
+
 /* Every datagram waiting: each answered. */
 static void serve_socket(struct agent *a, int fd)
 {
 	static uint8_t buf[65536];
 	static struct esa_amsg reply;
 	struct sockaddr_in src;
-	char from[24];
 
 	for (;;) {
 		socklen_t sl = sizeof(src);
@@ -203,8 +218,7 @@ static void serve_socket(struct agent *a, int fd)
 			return;
 		agent_handle(a, buf, n, &src, &reply);
 		if (a->verbose)
-			agent_log("%s: %.40s -> %.60s", agent_fmt_sin(&src, from), (char *)buf,
-				  reply.buf + 12);
+			log_request(&src, buf, n, &reply);
 		sendto(fd, reply.buf, reply.len, 0, (struct sockaddr *)&src, sizeof(src));
 	}
 }

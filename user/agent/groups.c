@@ -284,6 +284,7 @@ static int group_job(struct agent *a, struct esa_registry *r, struct agent_entry
 	job_words(a, e, e->id, words, sizeof(words));
 	if (esa_jobdesc_parse_line(words, 0, d, why, len) < 0)
 		return -1;
+	esa_jobdesc_format(d, e->desc, sizeof(e->desc));	/* as asked, before places resolve */
 	if (esa_registry_add_desc(r, d))
 		return snprintf(why, len, "%s", r->err), -1;
 	return 0;
@@ -303,7 +304,6 @@ static void group_register(struct agent *a, struct agent_entry *e)
 	esa_registry_close(&r);
 	if (rc)
 		return group_fail(a, e, why);
-	esa_jobdesc_format(&d, e->desc, sizeof(e->desc));
 	e->ps = a->cfg.ps;
 	e->state = AE_LIVE;
 	e->serial = ++a->next_serial;
