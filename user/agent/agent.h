@@ -14,6 +14,7 @@
 #define ESA_AGENT_H
 
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <netinet/in.h>
@@ -138,6 +139,7 @@ void agent_refuse(struct agent *a, struct esa_amsg *reply, int what,
 /* The start of a reply that is not a refusal: ok or wait, with the nonce. */
 void agent_reply(struct esa_amsg *reply, const char *type);
 void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void agent_vlog(const char *fmt, va_list ap);
 uint64_t agent_mono_ms(void);
 const char *agent_fmt_sin(const struct sockaddr_in *s, char *buf);	/* >= 24 bytes */
 

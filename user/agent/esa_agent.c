@@ -37,11 +37,9 @@ static void die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("esa-agent: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	agent_vlog(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(1);
 }
 

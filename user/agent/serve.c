@@ -56,15 +56,20 @@ static struct {
 /* The nonce of the request being answered, for its reply ("-": none). */
 static char cur_nonce[ESA_AMSG_NONCE_LEN + 1];
 
+void agent_vlog(const char *fmt, va_list ap)
+{
+	fputs("esa-agent: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void agent_log(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("esa-agent: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	agent_vlog(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 uint64_t agent_mono_ms(void)

@@ -19,15 +19,13 @@ import json
 import math
 import os
 import sys
-import time
 
 import torch
 import torch.distributed as dist
 import torch.nn as nn
-import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ddp_train import Net, shapes, checked_hook     # noqa: E402 -- the model, data, check
+from ddp_train import Net, train, checked_hook      # noqa: E402 -- the model, data, check
 import esa.ddp                                      # noqa: E402
 
 
@@ -58,25 +56,10 @@ def main():
     job = state.lease.job
     print("rank %d: job %d from esa-agent, switch %s, PS %s, io %s" %
           (rank, job["job"], job["switch"], job["ps"], state.worker.io), flush=True)
-    x, y = shapes(4096 + 1024, a.seed)
-    xtr, ytr = x[:4096][rank::world], y[:4096][rank::world]
-    opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=0.9)
-    losses, checks, t0 = [], [], time.time()
-    per_epoch = len(xtr) // a.batch
-    for step in range(a.steps):
-        i = (step % per_epoch) * a.batch
-        opt.zero_grad()
-        loss = F.cross_entropy(model(xtr[i:i + a.batch]), ytr[i:i + a.batch])
-        loss.backward()
-        if a.check_bound:
-            checks.append((getattr(state, "step_buckets", 0), getattr(state, "step_worst", 0.0)))
-            state.step_buckets, state.step_worst = 0, 0.0
-        opt.step()
-        losses.append(loss.item())
-        print("rank %d step %d loss %.6f" % (rank, step, loss.item()), flush=True)
-    with torch.no_grad():
-        acc = (model(x[4096:]).argmax(1) == y[4096:]).float().mean().item()
-    print("rank %d accuracy %.4f in %.1f s" % (rank, acc, time.time() - t0), flush=True)
+    losses, checks, acc, ntest, secs = train(model, state, rank, world, a.steps, a.batch, a.lr,
+                                             a.seed, a.check_bound)
+    print("rank %d accuracy %.4f (%d test images) in %.1f s" % (rank, acc, ntest, secs),
+          flush=True)
     print("rank %d buckets through the switch %d, fallbacks %d, beats %d" %
           (rank, state.buckets_switch, state.buckets_fallback, state.lease.beats.beats),
           flush=True)
