@@ -106,6 +106,7 @@ struct agent_entry {
 	struct sockaddr_in ps, sw;	/* its PS; the switch the ranks talk to */
 	uint32_t	values;		/* the switch's vector length */
 	bool		ps_ok;		/* esa-ps said it serves it */
+	bool		end_said;	/* "cannot delete it yet" logged */
 	char		desc[2048];	/* the job's words (jobdesc.h) */
 	char		why[ESA_AMSG_MAX / 16];	/* AE_FAILED: why */
 };

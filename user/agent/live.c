@@ -32,17 +32,17 @@ static int job_end(struct agent *a, struct agent_entry *e, const char *why)
 	struct esa_registry r;
 	int rc;
 
-	if (esa_registry_open(&r, a->cfg.pin_dir)) {
-		agent_log("job %u: cannot delete it yet: %s", e->id, r.err);
-		return -1;
-	}
-	rc = esa_registry_del(&r, e->id);
-	if (rc && rc != -ENOENT) {
-		agent_log("job %u: cannot delete it yet: %s", e->id, r.err);
+	rc = esa_registry_open(&r, a->cfg.pin_dir);
+	if (!rc) {
+		rc = esa_registry_del(&r, e->id);
 		esa_registry_close(&r);
+	}
+	if (rc && rc != -ENOENT) {
+		if (!e->end_said)	/* tried again every tick, said once */
+			agent_log("job %u: cannot delete it yet (%s): %s", e->id, why, r.err);
+		e->end_said = true;
 		return -1;
 	}
-	esa_registry_close(&r);
 	agent_log("job %u deleted: %s", e->id, why);
 	e->state = AE_FREE;
 	agent_state_save(a);

@@ -117,7 +117,11 @@ class Client:
         items += [(k.replace("_", "-"), v) for k, v in fields.items() if v is not None]
         data = build(kind, items, self.key)
         with self._lock:
-            self.sock.send(data)
+            try:
+                self.sock.send(data)
+            except OSError as e:        # an ICMP error of an earlier request, say
+                raise AgentError("timeout", "cannot send to %s:%d: %s"
+                                 % (self.agent + (e.strerror,)))
             deadline = time.monotonic() + self.timeout
             while True:
                 left = deadline - time.monotonic()
