@@ -4,9 +4,10 @@
  *
  *   esa-ps [ OPTIONS ] [ job ID ps IP:PORT workers IP:PORT... ]...
  *
- * Jobs are given with the words of `esactl job add` (max-prio, lease and
- * region are accepted and ignored: they are the switch's), on the command
- * line or in a file (-c).  The PS binds every distinct PS address of its
+ * Jobs are given with the words of `esactl job add`, read by the one job
+ * parser (user/common/jobdesc.c: max-prio, lease, region, upstream and
+ * places are accepted and ignored, they are the switch's), on the command
+ * line or in a file (-c), or learnt from esa-agent (--agent, ps_agent.c).  The PS binds every distinct PS address of its
  * jobs, finishes what the switch hands it (docs/protocol.md, "The PS") and
  * counts everything it drops.  It takes the switch's packets only from the
  * switch's address and port, and a worker's RESULT only when it answers a
@@ -106,8 +107,9 @@ static void usage(int rc)
 		"  -i, --stats-interval S print the counters every S seconds\n"
 		"  -j, --json             counters as JSON\n"
 		"  -q, --quiet            no startup line\n"
-		"Job words are esactl's: max-prio, lease and region are accepted and\n"
-		"ignored.  SIGUSR1 prints the counters; SIGINT/SIGTERM print them, exit.\n");
+		"Job words are esactl's: max-prio, lease, region, upstream and @DEV/MAC\n"
+		"are accepted and ignored.  SIGUSR1 prints the counters; SIGINT/SIGTERM\n"
+		"print them, exit.\n");
 	exit(rc);
 }
 
