@@ -6,7 +6,10 @@ $P-sw, hosts $P-h1..h4 and $P-h250) and loads the switch; this starts the
 agent and esa-ps --agent, and opens each client's socket in its host's
 namespace (setns), so that every request comes from that host's address.
 
-Hosts 1, 2, 4 and 250 are in networks the policy allows, host 3 is not.
+The agent listens on every address (0.0.0.0) and is asked at 10.255.0.1,
+the switch's service address: it must answer from the address asked (a
+client takes answers only from there), not from the route's.  Hosts 1, 2,
+4 and 250 are in networks the policy allows, host 3 is not.
 Policy: job ids 20-29, max-prio 3, homes of 32 slots at most, 4 ranks and 4
 jobs at most.  Checked: a job of two ranks registered with their addresses
 and learnt by esa-ps, and an allreduce through it; every bad or hostile
@@ -446,7 +449,7 @@ def main():
     e.key = agent.load_key(e.key_path)
     e.conf = os.path.join(e.dir, "agent.conf")
     with open(e.conf, "w") as f:
-        f.write("""listen 10.255.0.1:7681
+        f.write("""listen 0.0.0.0:7681
 key {d}/key
 state {d}/agent.state
 pin {pin}

@@ -178,8 +178,12 @@ static int open_socket(const struct agent_cfg *c)
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	char at[24];
 
+	int on = 1;
+
 	if (fd < 0)
 		die("socket: %s", strerror(errno));
+	/* answers from the address asked (listen 0.0.0.0: the one of the request) */
+	setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &on, sizeof(on));
 	if (bind(fd, (const struct sockaddr *)&c->listen, sizeof(c->listen)))
 		die("cannot listen on %s: %s", agent_fmt_sin(&c->listen, at), strerror(errno));
 	return fd;
@@ -201,23 +205,54 @@ static void log_request(const struct sockaddr_in *src, const uint8_t *buf, size_
 	agent_log("%s: %s -> %s", agent_fmt_sin(src, from), req, ans + 12);
 }
 
-/* Every datagram waiting: each answered. */
+/*
+ * The datagram's destination address (IP_PKTINFO), for the answer's
+ * source: a rank takes answers only from the address it asked.
+ */
+static void answer_from(struct msghdr *mh, struct in_pktinfo *to)
+{
+	struct cmsghdr *c;
+
+	memset(to, 0, sizeof(*to));
+	for (c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c))
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO)
+			to->ipi_spec_dst = ((struct in_pktinfo *)CMSG_DATA(c))->ipi_addr;
+}
+
+/* Every datagram waiting: each answered, from the address it was sent to. */
 static void serve_socket(struct agent *a, int fd)
 {
 	static uint8_t buf[65536];
 	static struct esa_amsg reply;
+	char cbuf[CMSG_SPACE(sizeof(struct in_pktinfo))];
 	struct sockaddr_in src;
+	struct in_pktinfo pi;
+	struct iovec iov;
+	struct msghdr mh;
+	struct cmsghdr *c;
+	ssize_t n;
 
 	for (;;) {
-		socklen_t sl = sizeof(src);
-		ssize_t n = recvfrom(fd, buf, sizeof(buf), MSG_TRUNC, (struct sockaddr *)&src, &sl);
-
+		iov = (struct iovec){ buf, sizeof(buf) };
+		mh = (struct msghdr){ .msg_name = &src, .msg_namelen = sizeof(src), .msg_iov = &iov,
+				      .msg_iovlen = 1, .msg_control = cbuf,
+				      .msg_controllen = sizeof(cbuf) };
+		n = recvmsg(fd, &mh, MSG_TRUNC);
 		if (n < 0)
 			return;
+		answer_from(&mh, &pi);
 		agent_handle(a, buf, n, &src, &reply);
 		if (a->verbose)
 			log_request(&src, buf, n, &reply);
-		sendto(fd, reply.buf, reply.len, 0, (struct sockaddr *)&src, sizeof(src));
+		iov = (struct iovec){ reply.buf, reply.len };
+		mh.msg_iov = &iov;
+		mh.msg_controllen = sizeof(cbuf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = IPPROTO_IP;
+		c->cmsg_type = IP_PKTINFO;
+		c->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(c), &pi, sizeof(pi));
+		sendmsg(fd, &mh, 0);
 	}
 }
 
