@@ -378,8 +378,8 @@ def test_ends(e, j1, j2):
        "esa-ps drops job %d at its next poll" % jid)
     ok(" %d ps " % jid not in e.log("agent.state"), "the state file no longer has job %d" % jid)
     ok(wait_for(lambda: j2 not in e.switch_jobs(), 20) and
-       "job %s deleted: 2 ranks silent for 2000 ms" % j2 in e.log("agent.log"),
-       "job %s, whose ranks never beat: deleted after dead-after (2 s)" % j2)
+       "job %s deleted: 2 ranks silent for 4000 ms" % j2 in e.log("agent.log"),
+       "job %s, whose ranks never beat: deleted after dead-after (4 s)" % j2)
     c4 = e.client(4)
     g = os.urandom(16).hex()
     rtype, f = c4.request("join", group=g, world=2, rank=0, addr="10.9.4.2:7020")
@@ -464,7 +464,7 @@ slots 32
 max-workers 4
 max-jobs 4
 heartbeat 300
-dead-after 2000
+dead-after 4000
 join-timeout 4000
 replay-window 10000
 """.format(d=e.dir, pin=e.a.pin))
