@@ -108,8 +108,10 @@ class Env:
 
     def switch_jobs(self):
         """{id: [rank addresses]} of the switch's registry."""
-        out = self.esactl("-j", "job", "show").stdout
-        return {j["id"]: [r["addr"] for r in j["ranks"]] for j in json.loads(out or "[]")}
+        r = self.esactl("-j", "job", "show")
+        if r.returncode:
+            raise RuntimeError("esactl job show: " + r.stderr)
+        return {j["id"]: [x["addr"] for x in j["ranks"]] for j in json.loads(r.stdout)}
 
     def start_agent(self):
         log = open(os.path.join(self.dir, "agent.log"), "a")
@@ -370,15 +372,16 @@ def test_ends(e, j1, j2):
     ok(not any(b.lost for b in j1["beats"]) and all(b.beats > 0 for b in j1["beats"]),
        "job %d's ranks beat all along (%s beats)" % (jid, [b.beats for b in j1["beats"]]))
     left = [c1.release(j1["group"], 0, jid), c2.release(j1["group"], 1, jid)]
-    gone = wait_for(lambda: jid not in e.switch_jobs(), 10)
-    ok(left == [1, 0] and gone and "job %d deleted: every rank released it" % jid in
-       e.log("agent.log"), "both ranks release job %d: deleted on the switch (left %s)"
+    # the log line comes just after the deletion: wait for both
+    gone = wait_for(lambda: jid not in e.switch_jobs() and "job %d deleted: every rank "
+                    "released it" % jid in e.log("agent.log"), 10)
+    ok(left == [1, 0] and gone, "both ranks release job %d: deleted on the switch (left %s)"
        % (jid, left))
     ok(wait_for(lambda: "job %d ended" % jid in e.log("ps.log"), 10),
        "esa-ps drops job %d at its next poll" % jid)
     ok(" %d ps " % jid not in e.log("agent.state"), "the state file no longer has job %d" % jid)
-    ok(wait_for(lambda: j2 not in e.switch_jobs(), 20) and
-       "job %s deleted: 2 ranks silent for 4000 ms" % j2 in e.log("agent.log"),
+    ok(wait_for(lambda: j2 not in e.switch_jobs() and "job %s deleted: 2 ranks silent for "
+                "4000 ms" % j2 in e.log("agent.log"), 20),
        "job %s, whose ranks never beat: deleted after dead-after (4 s)" % j2)
     c4 = e.client(4)
     g = os.urandom(16).hex()
