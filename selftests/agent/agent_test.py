@@ -394,6 +394,27 @@ def test_ends(e, j1, j2):
            "jobs_registered", "jobs_released", "jobs_timed_out", "groups_expired")})
 
 
+def test_gone(e):
+    """A job deleted on the switch by hand: the agent forgets it, esa-ps drops it."""
+    c1, c2 = e.client(1), e.client(2)
+    g = os.urandom(16).hex()
+    r = join_all(e, [c1, c2], g, ["10.9.1.2:7050", "10.9.2.2:7050"])
+    if not ok(isinstance(r[0], dict), "a job to delete by hand (%s)" % r[0]):
+        return
+    jid = r[0]["job"]
+    ended = e.log("ps.log").count("job %d ended" % jid)
+    e.esactl("job", "delete", str(jid))
+    ok(wait_for(lambda: "job %d was deleted on the switch, not by the agent: forgotten" % jid
+                in e.log("agent.log") and e.log("ps.log").count("job %d ended" % jid) > ended,
+                20) and e.counters()["jobs_gone"] == 1,
+       "esactl job delete %d: the agent forgets it, esa-ps drops it" % jid)
+    try:
+        c1.beat(g, 0, jid)
+        ok(False, "a beat for it is refused")
+    except agent.AgentError as x:
+        ok(x.reason == "unknown-job", "a beat for it is refused: %s" % x)
+
+
 def test_full(e):
     c4 = e.client(4)
     got = []
@@ -482,6 +503,7 @@ replay-window 10000
             j2 = test_group_attacked(e, j1, g, join)
             test_refusals_of_jobs(e, j1)
             test_ends(e, j1, j2)
+            test_gone(e)
             test_full(e)
             wait_for(lambda: e.counters()["groups_joining"] == 0, 20)
             test_restart(e)
