@@ -32,7 +32,7 @@ SKELS	 := $(OUTPUT)/esa.skel.h $(OUTPUT)/esa_kfunc.skel.h $(OUTPUT)/esa_bench.sk
 COMMON	 := $(OUTPUT)/common/loader.o $(OUTPUT)/common/jobs.o $(OUTPUT)/common/ports.o \
 	    $(OUTPUT)/common/deliver.o $(OUTPUT)/common/route.o \
 	    $(OUTPUT)/common/util.o $(OUTPUT)/common/print.o $(OUTPUT)/common/names.o \
-	    $(OUTPUT)/common/esa_nl.o $(OUTPUT)/common/registry.o
+	    $(OUTPUT)/common/esa_nl.o $(OUTPUT)/common/registry.o $(OUTPUT)/common/jobdesc.o
 # Every header, for the rules of mk/*.mk that have no dependency files.
 # The rules here get each object's own headers from the compiler instead
 # (DEPFLAGS, the .d files below).

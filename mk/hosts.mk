@@ -50,14 +50,18 @@ LIB_LIBS	:= -lm
 XSK_PROG	:= $(OUTPUT)/esa_xsk.bpf.o
 XSK_OBJH	:= $(OUTPUT)/esa_xsk_obj.h
 PS_HDRS		:= $(PS_DIR)/ps.h include/uapi/linux/esa.h include/esa_wire.h include/esa_merge.h \
-		   include/esa_hist.h include/esa_version.h user/common/words.h \
-		   user/common/jobwords.h user/common/prom.h user/common/httpd.h \
-		   user/common/sd_notify.h
-PS_OBJ		:= $(LIB_OUT)/ps_core.o $(LIB_OUT)/ps_metrics.o
+		   include/esa_hist.h include/esa_version.h include/esa_cc.h user/common/words.h \
+		   user/common/jobdesc.h user/common/place.h include/esa_maps.h user/common/prom.h \
+		   user/common/httpd.h user/common/sd_notify.h user/common/delayline.h
+# The one job-description parser of user/common, built here for esa-ps
+# without the switch's skeletons (esactl's copy is in COMMON).
+JOBDESC_OBJ	:= $(LIB_OUT)/jobdesc.o
+PS_CORE_OBJ	:= $(LIB_OUT)/ps_core.o $(LIB_OUT)/ps_metrics.o
+PS_OBJ		:= $(PS_CORE_OBJ) $(JOBDESC_OBJ)
 ESA_PS		:= $(OUTPUT)/esa-ps
 ESA_JOBS	:= $(OUTPUT)/esa-jobs
 HOSTS_TESTS	:= $(OUTPUT)/selftests/hosts/lib_test $(OUTPUT)/selftests/hosts/ps_test \
-		   $(OUTPUT)/selftests/hosts/xsk_test
+		   $(OUTPUT)/selftests/hosts/xsk_test $(OUTPUT)/selftests/hosts/jobdesc_test
 HOSTS_BENCH	:= $(OUTPUT)/selftests/hosts/lib_bench
 IMPAIR_OBJ	:= $(OUTPUT)/impair.bpf.o
 
@@ -102,13 +106,25 @@ $(LIBESA_SO): $(LIBESA_REAL)
 	$(Q)ln -sf $(notdir $(LIBESA_REAL)) $(OUTPUT)/$(LIBESA_SONAME)
 	$(Q)ln -sf $(LIBESA_SONAME) $@
 
-$(PS_OBJ): $(LIB_OUT)/%.o: $(PS_DIR)/%.c $(PS_HDRS) | $(LIB_OUT)
+$(PS_CORE_OBJ): $(LIB_OUT)/%.o: $(PS_DIR)/%.c $(PS_HDRS) | $(LIB_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -c $< -o $@
 
-$(ESA_PS): $(PS_DIR)/esa_ps.c $(PS_OBJ) $(XSK_OBJS) $(PS_HDRS) $(LIB_DIR)/xsk.h | $(OUTPUT)
+$(JOBDESC_OBJ): user/common/jobdesc.c $(PS_HDRS) include/esa_policy.h | $(LIB_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+# esa-ps learns jobs from esa-agent (ps_agent.c) through the agent's
+# messages (AGENTMSG_OBJ, mk/agent.mk).
+$(LIB_OUT)/ps_agent.o: $(PS_DIR)/ps_agent.c $(PS_DIR)/ps_agent.h $(PS_HDRS) $(AGENTMSG_HDRS) | $(LIB_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -c $< -o $@
+
+$(ESA_PS): $(PS_DIR)/esa_ps.c $(PS_OBJ) $(LIB_OUT)/ps_agent.o $(AGENTMSG_OBJ) $(XSK_OBJS) \
+		$(PS_HDRS) $(PS_DIR)/ps_agent.h $(LIB_DIR)/xsk.h | $(OUTPUT)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -I$(LIB_DIR) $< $(PS_OBJ) $(XSK_OBJS) -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -I$(LIB_DIR) $< $(PS_OBJ) $(LIB_OUT)/ps_agent.o $(AGENTMSG_OBJ) \
+		$(XSK_OBJS) -lpthread -o $@
 
 $(ESA_JOBS): $(JOBS_DIR)/esa_jobs.c $(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)
 	$(call msg,CCLD,$@)
@@ -129,6 +145,11 @@ $(OUTPUT)/selftests/hosts/ps_test: $(HOSTS_TEST_DIR)/ps_test.c selftests/tap.h $
 		| $(OUTPUT)/selftests/hosts
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) $< $(PS_OBJ) -o $@
+
+$(OUTPUT)/selftests/hosts/jobdesc_test: $(HOSTS_TEST_DIR)/jobdesc_test.c selftests/tap.h $(JOBDESC_OBJ) \
+		$(PS_HDRS) | $(OUTPUT)/selftests/hosts
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(JOBDESC_OBJ) -o $@
 
 $(HOSTS_BENCH): $(HOSTS_TEST_DIR)/lib_bench.c $(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)/selftests/hosts
 	$(call msg,CCLD,$@)

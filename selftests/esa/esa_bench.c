@@ -27,6 +27,7 @@
 #include "esa_bench.h"
 #include "benchlib.h"
 #include "util.h"
+#include "jobdesc.h"
 
 #define JOB	1
 
@@ -119,7 +120,7 @@ static int bench_one(struct t_net *net, int nvals, int workers, __u32 n,
 	b->rodata->bench_cfg.ps_ip = t_ip(T_PS_W);
 	b->rodata->bench_cfg.ps_port = htons(T_PS_PORT);
 	/* acks from the MAC the switch reaches the PS at (policy atp) */
-	if (parse_mac(T_PS_W_MAC, b->rodata->bench_cfg.ps_mac))
+	if (esa_parse_mac(T_PS_W_MAC, b->rodata->bench_cfg.ps_mac))
 		goto out;
 	t_worker_mac(0, b->rodata->bench_cfg.worker_mac);
 	memcpy(b->rodata->bench_cfg.switch_mac, net->sw0_mac, 6);

@@ -679,6 +679,36 @@ static void test_ports(void)
 	ps_free(ps);
 }
 
+/*
+ * A job esa-agent ends goes (ps_del_job()): its memory, its id (packets
+ * of it are then of no job), the others' indexes kept right, its
+ * counters still in the total; the same id added again starts empty.
+ */
+static void test_del(void)
+{
+	int ids[3] = { 4, 5, 6 }, nw[3] = { 2, 2, 2 };
+	struct ps *ps = new_ps(3, ids, nw, NULL);
+	struct pkt res = { .type = ESA_T_RESULT, .job = 5, .rank = ESA_RANK_NONE,
+			   .bitmap = 3, .seq = 1 };
+	struct ps_job_cfg j = *ps_job(ps, 1);
+	char err[160];
+
+	feed(ps, &res, sw());
+	ok(ps_del_job(ps, 5) == 0 && ps_njobs(ps) == 2 && ps_find_job(ps, 5) < 0 &&
+	   ps_find_job(ps, 6) == 1 && ps_job(ps, 1)->id == 6 &&
+	   ps_counter(ps, -2, PS_C_DONE_SWITCH) == 1,
+	   "job 5 deleted: gone, job 6 moved to its index, its counters still in the total");
+	feed(ps, &res, sw());
+	res.job = 6;
+	feed(ps, &res, sw());
+	ok(ps_counter(ps, -1, PS_C_DROP_JOB) == 1 && ps_counter(ps, 1, PS_C_DONE_SWITCH) == 1,
+	   "then a packet of job 5 is of no job, one of job 6 is job 6's");
+	ok(ps_del_job(ps, 5) == -ENOENT, "deleting it again: -ENOENT");
+	ok(!ps_add_job(ps, &j, err, sizeof(err)) && !ps_lookup(ps, ps_find_job(ps, 5), 1, NULL, NULL),
+	   "job 5 added again: nothing kept of before");
+	ps_free(ps);
+}
+
 /* The switch's packets only from its address and port; nothing else counts. */
 static void test_trust(void)
 {
@@ -930,6 +960,7 @@ int main(void)
 	test_sums();
 	test_memory();
 	test_ports();
+	test_del();
 	test_trust();
 	test_opts();
 	test_fuzz();

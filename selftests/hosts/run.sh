@@ -40,7 +40,7 @@ check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
 echo "TAP version 13"
 
 # ---------------------------------------------------------------- unit tests
-for t in lib_test ps_test xsk_test; do
+for t in lib_test ps_test xsk_test jobdesc_test; do
 	if [ ! -x $B/selftests/hosts/$t ]; then
 		nok "$t built (run make)"
 		continue

@@ -222,6 +222,44 @@ topo_unimpair() {
 	return 0
 }
 
+# topo_agent DIR [CONFIG LINES...]: esa-agent in the switch namespace
+# (docs/agent.md), listening on 10.255.0.1:7681, the switch's service
+# address, which it adds to the switch's lo for that.  Its key is DIR/key
+# (made here if missing), its configuration DIR/agent.conf (these lines, and
+# the ones given), its state DIR/agent.state; counters (JSON) go to
+# DIR/agent.out, its log to DIR/agent.log.  TOPO_AGENT: its pid.
+topo_agent() {
+	local d=$1
+	shift
+	ip -n $SW addr replace 10.255.0.1/32 dev lo || return 1
+	[ -e "$d/key" ] || $B/esa-agent --new-key "$d/key" || return 1
+	{
+		echo "listen 10.255.0.1:7681"
+		echo "key $d/key"
+		echo "state $d/agent.state"
+		echo "pin $PIN"
+		printf '%s\n' "$@"
+	} > "$d/agent.conf"
+	topo_agent_start "$d"
+}
+
+# topo_agent_start DIR: the agent of topo_agent DIR (again), once it listens.
+topo_agent_start() {
+	local t n
+	n=$(grep -c listening "$1/agent.log" 2>/dev/null)
+	nsenter --net=/run/netns/$SW $B/esa-agent -c "$1/agent.conf" -j >>"$1/agent.out" \
+		2>>"$1/agent.log" &
+	TOPO_AGENT=$!
+	TOPO_PIDS="$TOPO_PIDS $!"
+	for t in $(seq 100); do
+		[ "$(grep -c listening "$1/agent.log")" -gt "${n:-0}" ] && return 0
+		kill -0 $TOPO_AGENT 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "esa-agent did not start: $(tail -3 "$1/agent.log")" >&2
+	return 1
+}
+
 # topo_bg CMD...: run CMD in the background, remember its pid for cleanup.
 topo_bg() {
 	"$@" &

@@ -26,6 +26,7 @@ for the fallback and for the reference:
 Prints TAP.  Needs Debian's python3-torch, libesa.so built (make).
 """
 import argparse
+import datetime
 import heapq
 import os
 import socket
@@ -127,6 +128,105 @@ class Bucket:
         return self.t
 
 
+def fup(a, esa, torch, dist):
+    """DDP with find_unused_parameters=True (it allreduces the map of used
+    parameters on its group at the end of backward, from the autograd
+    thread) and a NaN in one bucket of rank 0 (the hook falls back to an
+    allreduce from its communication thread).  The two are forced into
+    opposite orders on the two ranks: rank 0's hook holds backward until its
+    fallback is issued; rank 1's fallback waits until its used-map allreduce
+    is issued (an autograd callback queued before DDP's own).  On DDP's
+    group the two collectives then pair with each other; on the hook's own
+    group (register()) they cannot."""
+    import esa.ddp
+    import torch.nn as nn
+    class Net(nn.Sequential):
+        def __init__(self):
+            super().__init__(nn.Linear(64, 64), nn.Linear(64, 64))
+            self.unused = nn.Linear(8, 8)   # a parameter never in forward
+
+        def forward(self, x):
+            return self[1](self[0](x))
+
+    torch.manual_seed(11)
+    net = Net()
+    ref_net = nn.Sequential(nn.Linear(64, 64), nn.Linear(64, 64))
+    ref_net.load_state_dict({k: v for k, v in net.state_dict().items()
+                             if not k.startswith("unused")})
+    model = torch.nn.parallel.DistributedDataParallel(net, find_unused_parameters=True,
+                                                      bucket_cap_mb=0.01)
+    wf = esa.Worker(switch="127.0.0.1:%d" % a.switch, ps="127.0.0.1:%d" % (a.switch + 1),
+                    local="127.0.0.1:%d" % (a.switch + 6 + a.rank), job=5, rank=a.rank,
+                    workers=WORLD, give_up_ms=20000)
+    fallback_issued, used_map_issued = threading.Event(), threading.Event()
+    real_all_reduce = dist.all_reduce
+    nan_seen, queued = [], []
+
+    def all_reduce(*args, **kw):            # the hook's fallback, from its thread
+        if threading.current_thread().name == "esa.ddp" and a.rank == 1:
+            used_map_issued.wait(30)
+        work = real_all_reduce(*args, **kw)
+        if threading.current_thread().name == "esa.ddp":
+            fallback_issued.set()
+        return work
+    esa.ddp.dist.all_reduce = all_reduce
+
+    def hook(state, bucket):
+        if a.rank == 1 and not queued:       # runs before DDP's finalize callback
+            queued.append(1)
+            torch.autograd.Variable._execution_engine.queue_callback(used_map_issued.set)
+        fut = esa.ddp.esa_hook(state, bucket)
+        if a.rank == 0 and (nan_seen or bucket.buffer().isnan().any()):
+            nan_seen.append(1)
+            fallback_issued.wait(30)        # DDP's used-map allreduce after our fallback
+        return fut
+
+    state = esa.ddp.register(model, wf, hook=hook)
+    x = torch.randn(16, 64) + a.rank
+    w0 = net[0].weight
+    if a.rank == 0:
+        w0.register_hook(lambda g: g.index_put((torch.tensor([3]), torch.tensor([5])),
+                                               torch.tensor(float("nan"))))
+    err = None
+    try:
+        model(x).pow(2).sum().backward()
+    except Exception as e:                  # noqa: BLE001 -- reported below
+        err = e
+    esa.ddp.dist.all_reduce = real_all_reduce
+    # The reference: the same gradients without DDP, summed by gloo now.
+    ref_net(x).pow(2).sum().backward()
+    good = err is None
+    for p, q in zip(list(net.parameters())[:4], ref_net.parameters()):
+        g = q.grad.clone()
+        if a.rank == 0 and q is ref_net[0].weight:
+            g[3, 5] = float("nan")
+        dist.all_reduce(g)
+        g /= WORLD
+        got = p.grad
+        if got is None or not torch.allclose(got, g, rtol=1e-3, atol=1e-3, equal_nan=True):
+            good = False
+    print("%s fup fallback %d, switch %d, %s" % (
+        "ok" if good and state.buckets_fallback >= 1 else "bad", state.buckets_fallback,
+        state.buckets_switch, "error %r" % err if err else "every gradient gloo's average"))
+    state.close()
+    wf.close()
+
+
+def world_check(a, esa, torch):
+    """register() with a worker whose job has 3 workers, in a world of 2."""
+    import esa.ddp
+    w3 = esa.Worker(switch="127.0.0.1:%d" % a.switch, ps="127.0.0.1:%d" % (a.switch + 1),
+                    local="127.0.0.1:%d" % (a.switch + 8 + a.rank), job=6, rank=a.rank,
+                    workers=3)
+    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 4))
+    try:
+        esa.ddp.register(model, w3)
+        print("bad world register() took a job of 3 workers in a world of 2")
+    except ValueError as e:
+        print("%s world %s" % ("ok" if "3 workers" in str(e) else "bad", e))
+    w3.close()
+
+
 def rank_main(a):
     import math
     import torch
@@ -136,8 +236,10 @@ def rank_main(a):
     import esa.ddp
 
     torch.manual_seed(7 + a.rank)
+    # a bound on any collective: mismatched ones (fup) fail rather than hang
     dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % a.gloo,
-                            rank=a.rank, world_size=WORLD)
+                            rank=a.rank, world_size=WORLD,
+                            timeout=datetime.timedelta(seconds=60))
     w = esa.Worker(switch="127.0.0.1:%d" % a.switch, ps="127.0.0.1:%d" % (a.switch + 1),
                    local="127.0.0.1:%d" % (a.switch + 2 + a.rank), job=3, rank=a.rank,
                    workers=WORLD, give_up_ms=20000)
@@ -228,6 +330,8 @@ def rank_main(a):
         state.buckets_switch, state.buckets_converted, state.buckets_fallback))
     state.close()
     overlap()
+    fup(a, esa, torch, dist)
+    world_check(a, esa, torch)
     w.close()
     dist.destroy_process_group()
     return 0
@@ -269,7 +373,13 @@ def main():
               ("bfloat16", "a bfloat16 bucket: the same"),
               ("overlap", "three buckets back to back, results held 200 ms by the switch: "
                           "the hook returns futures at once, all three in flight together, "
-                          "every sum within the bound")]
+                          "every sum within the bound"),
+              ("fup", "find_unused_parameters=True and a NaN bucket, DDP's used-map "
+                      "allreduce and the hook's fallback forced into opposite orders on "
+                      "the two ranks: the fallback on the hook's own group, every "
+                      "gradient gloo's average (NaN in its element)"),
+              ("world", "register() refuses a worker whose job's workers are not the "
+                        "world size")]
     for name, what in checks:
         n += 1
         lines = [ln for o in outs for ln in o.splitlines() if ln.split()[1:2] == [name]]

@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "loader.h"
-#include "util.h"
+#include "registry.h"
+#include "jobdesc.h"
 
 static int usage(void)
 {
@@ -26,37 +27,40 @@ static int usage(void)
 	return 2;
 }
 
+/* "ID ps PS workers W...": the job's words, read by the one job parser. */
+static int parse_job(int argc, char **argv, struct esa_jobdesc *d)
+{
+	char *words[ESA_MAX_WORKERS + 8], why[ESA_ERR_LEN];
+	int n = 0;
+
+	if (argc - 4 > ESA_MAX_WORKERS + 1) {
+		fprintf(stderr, "esa_e2e_job: at most %d workers\n", ESA_MAX_WORKERS);
+		return -1;
+	}
+	words[n++] = argv[2];
+	words[n++] = "ps";
+	words[n++] = argv[3];
+	words[n++] = "workers";
+	for (int i = 4; i < argc; i++)
+		words[n++] = argv[i];
+	if (esa_jobdesc_parse(n, words, ESA_JD_PS, d, why, sizeof(why)) < 0) {
+		fprintf(stderr, "esa_e2e_job: %s\n", why);
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char err[ESA_ERR_LEN];
-	struct esa_job j;
+	struct esa_jobdesc d;
 	struct esa e;
-	__u32 id;
 	int rc;
 
 	if (argc < 5)
 		return usage();
-	memset(&j, 0, sizeof(j));
-	if (parse_u32(argv[2], 65535, &id)) {
-		fprintf(stderr, "esa_e2e_job: bad job id \"%s\"\n", argv[2]);
+	if (parse_job(argc, argv, &d))
 		return 2;
-	}
-	if (parse_addr(argv[3], &j.ps, true)) {
-		fprintf(stderr, "esa_e2e_job: bad PS address \"%s\" (IP:PORT)\n", argv[3]);
-		return 2;
-	}
-	if (argc - 4 > ESA_MAX_WORKERS) {
-		fprintf(stderr, "esa_e2e_job: at most %d workers\n", ESA_MAX_WORKERS);
-		return 2;
-	}
-	for (int i = 4; i < argc; i++) {
-		if (parse_addr(argv[i], &j.rank[i - 4], true)) {
-			fprintf(stderr, "esa_e2e_job: bad worker address \"%s\" (IP:PORT)\n",
-				argv[i]);
-			return 2;
-		}
-	}
-	j.nworkers = (__u8)(argc - 4);
 	if (esa_open_pinned(&e, argv[1], err, sizeof(err))) {
 		fprintf(stderr, "esa_e2e_job: %s\n", err);
 		return 1;
@@ -73,9 +77,9 @@ int main(int argc, char **argv)
 		esa_close(&e);
 		return 1;
 	}
-	rc = esa_job_register(&e, id, &j, err, sizeof(err));
+	rc = esa_job_register(&e, d.id, &d.j, err, sizeof(err));
 	if (rc)
-		fprintf(stderr, "esa_e2e_job: job %u: %s\n", id, err);
+		fprintf(stderr, "esa_e2e_job: job %u: %s\n", d.id, err);
 	esa_close(&e);
 	return rc ? 1 : 0;
 }

@@ -32,6 +32,7 @@
 
 #include "esa.h"
 #include "loader.h"
+#include "registry.h"
 #include "jct.h"
 
 static double now_s(void)

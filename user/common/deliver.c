@@ -19,7 +19,6 @@
 #include <bpf/bpf.h>
 
 #include "loader.h"
-#include "registry.h"
 
 #define ERR(...)	esa_fail(err, len, -1, __VA_ARGS__)
 
@@ -237,19 +236,6 @@ void esa_deliver_clear(struct esa *e, __u32 id)
 
 		bpf_map_update_elem(e->binds_fd, &k, &b, BPF_ANY);
 	}
-}
-
-int esa_job_register(struct esa *e, __u32 id, struct esa_job *j, char *err,
-		     size_t len)
-{
-	struct esa_registry r;
-	int rc;
-
-	esa_registry_wrap(&r, e);
-	rc = esa_registry_add(&r, id, j, NULL);
-	if (rc)
-		snprintf(err, len, "%s", r.err);
-	return rc;
 }
 
 int esa_bind_read(struct esa *e, __u32 id, int rank, struct esa_bind *b)

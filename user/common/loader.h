@@ -126,11 +126,6 @@ int esa_port_register(struct esa *e, int ifindex, char *err, size_t len);
 /* Where members live and how results reach them (deliver.c)           */
 /* ------------------------------------------------------------------ */
 
-/* The places of a job's members: ranks 0..63, the PS, a leaf's spine. */
-#define ESA_PLACE_PS	ESA_MAX_WORKERS
-#define ESA_PLACE_UP	(ESA_MAX_WORKERS + 1)
-#define ESA_PLACES	(ESA_MAX_WORKERS + 2)
-
 /*
  * Resolve the ports of the job's ranks and PS and check the switch can
  * serve them: every port attached (or registered), no member on this box.
@@ -153,12 +148,6 @@ int esa_deliver_set(struct esa *e, __u32 id, const struct esa_job *j,
 		    const struct esa_place *pl, char *err, size_t len);
 /* The job is gone: its bindings and fan-out with it. */
 void esa_deliver_clear(struct esa *e, __u32 id);
-/*
- * All of it in the map registry, as esactl's job add does it (members'
- * ports from the routes): resolve, stage, add, set.  Sets j->reg.
- */
-int esa_job_register(struct esa *e, __u32 id, struct esa_job *j, char *err,
-		     size_t len);
 int esa_bind_read(struct esa *e, __u32 id, int rank, struct esa_bind *b);
 int esa_fanout_read(struct esa *e, __u32 id, struct esa_fanout *f);
 

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <linux/types.h>
+#include <linux/esa.h>
 
 /*
  * Where a member of a job (a rank, or its PS) is: the switch port it is
@@ -17,5 +18,10 @@ struct esa_place {
 	__u8	mac[6];
 	bool	have_mac;
 };
+
+/* The places of a job's members: ranks 0..63, the PS, a leaf's spine. */
+#define ESA_PLACE_PS	ESA_MAX_WORKERS
+#define ESA_PLACE_UP	(ESA_MAX_WORKERS + 1)
+#define ESA_PLACES	(ESA_MAX_WORKERS + 2)
 
 #endif /* ESA_PLACE_H */

@@ -5,9 +5,11 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "registry.h"
+#include "esa_policy.h"
 
 static int esa_reg_fail(struct esa_registry *r, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -214,4 +216,98 @@ int esa_registry_each(struct esa_registry *r, esa_nl_job_cb cb, void *arg)
 			return rc;
 	}
 	return 0;
+}
+
+int esa_job_register(struct esa *e, __u32 id, struct esa_job *j, char *err,
+		     size_t len)
+{
+	struct esa_registry r;
+	int rc;
+
+	esa_registry_wrap(&r, e);
+	rc = esa_registry_add(&r, id, j, NULL);
+	if (rc)
+		snprintf(err, len, "%s", r.err);
+	return rc;
+}
+
+/* The homes of the other jobs, for placing one. */
+struct esa_homes {
+	__u32		skip;		/* the job being placed */
+	__u32		n;
+	struct esa_home	h[65536];
+};
+
+static int esa_collect_home(__u32 id, const struct esa_job *j,
+			    const struct esa_nl_job_info *info, void *arg)
+{
+	struct esa_homes *hs = arg;
+
+	if (id != hs->skip && j->region_size && !(info && info->expired))
+		hs->h[hs->n++] = (struct esa_home){ j->region_base, j->region_size };
+	return 0;
+}
+
+/* Policy switchml: the lowest run of size slots no other region uses. */
+static int esa_free_run(const struct esa_homes *hs, __u32 pool, __u32 size, __u32 *base)
+{
+	bool found = false;
+
+	for (__u32 c = 0; c <= hs->n; c++) {
+		__u64 at = c ? (__u64)hs->h[c - 1].base + hs->h[c - 1].size : 0;
+		__u32 k;
+
+		for (k = 0; k < hs->n; k++)
+			if (at < (__u64)hs->h[k].base + hs->h[k].size &&
+			    hs->h[k].base < at + size)
+				break;
+		if (k == hs->n && at + size <= pool && (!found || at < *base)) {
+			*base = at;
+			found = true;
+		}
+	}
+	return found ? 0 : -ENOSPC;
+}
+
+int esa_registry_place_home(struct esa_registry *r, __u32 id, struct esa_job *j)
+{
+	struct esa_homes *hs;
+	__u32 pool, size = j->region_size;
+	int rc = 0;
+
+	if (!r->maps)
+		return esa_reg_fail(r, -EINVAL, "region auto needs the loaded program (its pool size)");
+	pool = r->e->cfg.slots;
+	if (size > pool)
+		return esa_reg_fail(r, -EINVAL, "region of %u slots does not fit the pool of %u",
+				    size, pool);
+	hs = calloc(1, sizeof(*hs));
+	if (!hs)
+		return esa_reg_fail(r, -ENOMEM, "out of memory");
+	hs->skip = id;
+	rc = esa_registry_each(r, esa_collect_home, hs);
+	if (rc >= 0 && r->e->cfg.policy == ESA_POLICY_SWITCHML) {
+		rc = esa_free_run(hs, pool, size, &j->region_base);
+		if (rc)
+			esa_reg_fail(r, rc, "no free run of %u slots left in the pool of %u",
+				     size, pool);
+	} else if (rc >= 0) {
+		j->region_base = esa_home_place(hs->h, hs->n, pool, size);
+	}
+	free(hs);
+	return rc < 0 ? rc : 0;
+}
+
+int esa_registry_add_desc(struct esa_registry *r, struct esa_jobdesc *d)
+{
+	int rc;
+
+	if (d->auto_region) {
+		rc = esa_registry_place_home(r, d->id, &d->j);
+		if (rc)
+			return rc;
+	}
+	if (r->maps && r->e->cfg.policy == ESA_POLICY_SWITCHML && !d->j.region_size)
+		return esa_reg_fail(r, -EINVAL, "policy switchml needs a region (region BASE SIZE)");
+	return esa_registry_add(r, d->id, &d->j, d->pl);
 }

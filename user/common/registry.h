@@ -15,6 +15,7 @@
 
 #include "loader.h"
 #include "esa_nl.h"
+#include "jobdesc.h"
 
 struct esa_registry {
 	struct esa	*e;	/* the loaded program, when maps */
@@ -41,6 +42,19 @@ const char *esa_registry_name(const struct esa_registry *r);
  */
 int esa_registry_add(struct esa_registry *r, __u32 id, struct esa_job *j,
 		     struct esa_place *pl);
+/*
+ * Register the job d describes (jobdesc.h): its home placed first when
+ * "region auto" (esa_registry_place_home()), the switch's policy checked
+ * (switchml needs a region), then esa_registry_add().  What esactl's job
+ * add and esa-agent do.
+ */
+int esa_registry_add_desc(struct esa_registry *r, struct esa_jobdesc *d);
+/*
+ * A home of j->region_size slots for job id, into j->region_base: policy
+ * switchml the lowest run no other job's region uses; esa and atp where it
+ * meets the fewest other homes (esa_home_place()).  Needs the program.
+ */
+int esa_registry_place_home(struct esa_registry *r, __u32 id, struct esa_job *j);
 int esa_registry_del(struct esa_registry *r, __u32 id);
 int esa_registry_set_prio(struct esa_registry *r, __u32 id, __u8 max_prio);
 /* Job id, and (not NULL) what the registry knows beyond it. */
@@ -48,5 +62,12 @@ int esa_registry_get(struct esa_registry *r, __u32 id, struct esa_job *j,
 		     struct esa_nl_job_info *info);
 /* Calls cb for every registered job, in id order; stops on non-zero. */
 int esa_registry_each(struct esa_registry *r, esa_nl_job_cb cb, void *arg);
+/*
+ * All of an add in the maps of e, already open, as esactl's job add does
+ * it (members' ports from the routes): resolve, stage, add, set.  Sets
+ * j->reg.  For the benchmarks and the tests.
+ */
+int esa_job_register(struct esa *e, __u32 id, struct esa_job *j, char *err,
+		     size_t len);
 
 #endif /* ESA_REGISTRY_H */

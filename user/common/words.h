@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The one parser of each kind of command-line word: numbers and
- * "IP[:PORT]" (job words: jobwords.h).  Header-only: esactl and the tests
- * take them through util.c too, but libesa (config.c) and esa-ps link no
- * object of user/common.  They say what is wrong by their code; each
+ * "IP[:PORT]" (a job's words: jobdesc.c).  Header-only: esactl and the tests
+ * take them through util.c too, but libesa (config.c) links no object of
+ * user/common, and esa-ps only the job parser and the agent's messages.  They say what is wrong by their code; each
  * caller names the word in its own message.
  */
 #ifndef ESA_WORDS_H

@@ -12,8 +12,7 @@
 #include <arpa/inet.h>
 
 #include "esactl.h"
-#include "esa_policy.h"
-#include "jobwords.h"
+#include "jobdesc.h"
 
 static int usage_job(void)
 {
@@ -37,246 +36,27 @@ static int usage_job(void)
 	return 0;
 }
 
-/* Where a list of members ends: at the next job word, written out. */
-static bool is_job_keyword(const char *w)
-{
-	return esa_job_word(w, false) >= 0;
-}
-
-struct regions {
-	__u32		skip;		/* the job being placed */
-	__u32		n;
-	struct esa_home	h[65536];
-};
-
-static int collect_region(__u32 id, const struct esa_job *j,
-			  const struct esa_nl_job_info *info, void *arg)
-{
-	struct regions *rs = arg;
-
-	if (id != rs->skip && j->region_size && !(info && info->expired))
-		rs->h[rs->n++] = (struct esa_home){ j->region_base, j->region_size };
-	return 0;
-}
-
-/*
- * region auto SIZE: policy switchml takes the lowest run of SIZE slots no
- * other job's region uses; esa and atp place the job's home where it meets
- * the fewest other homes (esa_home_place()).
- */
-static int place_region(struct esa_registry *r, __u32 id, struct esa_job *j)
-{
-	struct regions *rs;
-	__u32 pool, size = j->region_size;
-	int rc = 0;
-
-	if (!r->maps)
-		return fail("region auto needs the loaded program (its pool size)");
-	pool = r->e->cfg.slots;
-	if (size > pool)
-		return fail("region of %u slots does not fit the pool of %u", size, pool);
-	rs = calloc(1, sizeof(*rs));
-	if (!rs)
-		return fail("out of memory");
-	rs->skip = id;
-	if (esa_registry_each(r, collect_region, rs) < 0)
-		rc = fail("%s", r->err);
-	if (!rc && r->e->cfg.policy == ESA_POLICY_SWITCHML) {
-		bool found = false;
-
-		for (__u32 c = 0; c <= rs->n; c++) {
-			__u64 at = c ? (__u64)rs->h[c - 1].base + rs->h[c - 1].size : 0;
-			__u32 k;
-
-			for (k = 0; k < rs->n; k++)
-				if (at < (__u64)rs->h[k].base + rs->h[k].size &&
-				    rs->h[k].base < at + size)
-					break;
-			if (k == rs->n && at + size <= pool && (!found || at < j->region_base)) {
-				j->region_base = at;
-				found = true;
-			}
-		}
-		if (!found)
-			rc = fail("no free run of %u slots left in the pool of %u", size, pool);
-	} else if (!rc) {
-		j->region_base = esa_home_place(rs->h, rs->n, pool, size);
-	}
-	free(rs);
-	return rc;
-}
-
-/* The words of "job add", parsed. */
-struct job_words {
-	struct esa_job	j;
-	struct esa_place pl[ESA_PLACES];	/* ranks, the PS, the spine */
-	__u32		nranks;		/* from the workers and leaves */
-	struct esa_job_opts o;		/* the words with numbers */
-};
-
-/*
- * "workers ADDR[:PORT][@DEV[/MAC]]...": one per rank, in rank order; "-"
- * for a rank under another leaf (two levels).
- */
-static int parse_workers(int *argc, char ***argv, struct job_words *w)
-{
-	char why[128];
-
-	while (*argc > 1 && !is_job_keyword((*argv)[1])) {
-		(*argc)--, (*argv)++;
-		if (w->nranks == ESA_MAX_WORKERS)
-			return fail("a job has at most %d workers", ESA_MAX_WORKERS);
-		if (strcmp(**argv, "-") &&
-		    parse_member(**argv, &w->j.rank[w->nranks], false,
-				 &w->pl[w->nranks], why, sizeof(why)))
-			return fail("worker %u: %s", w->nranks, why);
-		w->nranks++;
-	}
-	return 0;
-}
-
-/*
- * At a spine (two levels): "leaves ADDR[:PORT][@DEV[/MAC]]=RANKS...", each
- * leaf's address (its service address; port 7680 by default) and the ranks
- * under it ("0-3,8"); the leaf is the member at its lowest rank.
- */
-static int parse_leaves(int *argc, char ***argv, struct job_words *w)
-{
-	char why[128], word[128], *eq;
-	struct esa_addr a;
-	__u64 set;
-	__u32 r;
-
-	while (*argc > 1 && !is_job_keyword((*argv)[1])) {
-		(*argc)--, (*argv)++;
-		snprintf(word, sizeof(word), "%s", **argv);
-		eq = strchr(word, '=');
-		if (!eq || parse_ranks(eq + 1, &set))
-			return fail("leaf \"%s\" is not ADDR[:PORT][@DEV[/MAC]]=RANKS (e.g. 10.255.1.1=0-3)",
-				    **argv);
-		*eq = 0;
-		r = esa_lowest_rank(set);
-		if (parse_member(word, &a, false, &w->pl[r], why, sizeof(why)))
-			return fail("leaf %s: %s", word, why);
-		if (w->j.rank[r].ip)
-			return fail("leaf %s: rank %u has a member already", word, r);
-		if (!a.port)
-			a.port = htons(ESA_DEFAULT_PORT);
-		w->j.rank[r] = a;
-		w->j.set[r] = set;
-		r = 64 - __builtin_clzll(set);
-		if (r > w->nranks)
-			w->nranks = r;
-	}
-	return 0;
-}
-
-/* A leaf's "upstream ADDR[:PORT][@DEV[/MAC]]": its spine (port 7680). */
-static int parse_upstream(const char *word, struct job_words *w)
-{
-	char why[128];
-
-	if (parse_member(word, &w->j.up, false, &w->pl[ESA_PLACE_UP], why,
-			 sizeof(why)))
-		return fail("upstream: %s", why);
-	if (!w->j.up.port)
-		w->j.up.port = htons(ESA_DEFAULT_PORT);
-	return 0;
-}
-
-/* A word naming members (ps, workers, leaves, upstream), with them. */
-static int parse_member_word(int word, int *argc, char ***argv, struct job_words *w)
-{
-	char why[128];
-
-	if (word == ESA_JW_WORKERS)
-		return parse_workers(argc, argv, w);
-	if (word == ESA_JW_LEAVES)
-		return parse_leaves(argc, argv, w);
-	if (*argc < 2)
-		return fail("\"%s\" needs a value", **argv);
-	(*argc)--, (*argv)++;
-	if (word == ESA_JW_UPSTREAM)
-		return parse_upstream(**argv, w);
-	if (parse_member(**argv, &w->j.ps, true, &w->pl[ESA_PLACE_PS], why, sizeof(why)))
-		return fail("PS: %s", why);
-	return 0;
-}
-
-static int parse_job_words(int argc, char **argv, struct job_words *w)
-{
-	bool have_ps = false;
-	char why[128];
-	int word, n;
-
-	for (; argc > 0; argc--, argv++) {
-		word = esa_job_word(*argv, true);
-		if (word < 0)
-			return bad_arg("job add", *argv);
-		n = esa_job_opt(word, argc, argv, &w->o, why, sizeof(why));
-		if (n < 0)
-			return fail("%s", why);
-		if (n) {	/* the loop steps over the last of them */
-			argc -= n - 1;
-			argv += n - 1;
-			continue;
-		}
-		if (parse_member_word(word, &argc, &argv, w))
-			return 1;
-		have_ps |= word == ESA_JW_PS;
-	}
-	if (!have_ps)
-		return fail("job add needs \"ps ADDR:PORT\"");
-	if (!w->nranks)
-		return fail("job add needs \"workers ADDR...\" (or, at a spine, \"leaves\")");
-	if (w->o.ranks && w->o.ranks < w->nranks)
-		return fail("ranks %u: the workers and leaves name %u", w->o.ranks, w->nranks);
-	if (w->o.auto_region && !w->o.region_size)
-		return fail("region auto needs a size of at least 1");
-	w->j.nworkers = w->o.ranks ? w->o.ranks : w->nranks;
-	w->j.max_prio = w->o.max_prio;
-	w->j.lease_ms = w->o.lease_ms;
-	w->j.region_base = w->o.region_base;
-	w->j.region_size = w->o.region_size;
-	return 0;
-}
-
-/*
- * Register the job: its words parsed, its home placed (region auto), the
- * switch's own limits checked, then the registry's add (registry.h).
- */
-static int job_register(struct esa_registry *r, __u32 id, struct job_words *w)
-{
-	if (w->o.auto_region && place_region(r, id, &w->j))
-		return 1;
-	if (r->maps && r->e->cfg.policy == ESA_POLICY_SWITCHML && !w->j.region_size)
-		return fail("policy switchml needs a region (region BASE SIZE)");
-	return esa_registry_add(r, id, &w->j, w->pl) ? fail("%s", r->err) : 0;
-}
-
 static int job_add(int argc, char **argv)
 {
 	struct esa_registry r;
-	struct job_words *w;
-	__u32 id;
+	struct esa_jobdesc *d;
+	char why[ESA_ERR_LEN];
 	int rc;
 
 	if (argc < 1)
 		return fail("job add needs a job id");
 	if (matches(*argv, "help"))
 		return usage_job();
-	if (get_u32("job id", *argv, 65535, &id))
-		return 1;
-	w = calloc(1, sizeof(*w));
-	if (!w)
+	d = calloc(1, sizeof(*d));
+	if (!d)
 		return fail("out of memory");
-	w->o.max_prio = 255;
-	rc = parse_job_words(argc - 1, argv + 1, w);
+	rc = esa_jobdesc_parse(argc, argv, 0, d, why, sizeof(why)) < 0 ? fail("%s", why) : 0;
 	if (!rc && !(rc = registry_open(&r))) {
-		rc = job_register(&r, id, w);
+		if (esa_registry_add_desc(&r, d))
+			rc = fail("%s", r.err);
 		esa_registry_close(&r);
 	}
-	free(w);
+	free(d);
 	return rc;
 }
 
@@ -387,7 +167,7 @@ static void print_job(__u32 id, const struct esa_job *j, __u32 idle_ms,
 		out_u64("rank", "\trank %llu ", r);
 		out_str("addr", "%s", fmt_addr(&j->rank[r], buf));
 		if (j->set[r])
-			out_str("leaf", " leaf of ranks %s", fmt_ranks(j->set[r], set));
+			out_str("leaf", " leaf of ranks %s", esa_fmt_ranks(j->set[r], set));
 		print_bind(e, id, j, r);
 		out_text("\n");
 		out_obj_close();

@@ -4,9 +4,10 @@
  *
  *   esa-ps [ OPTIONS ] [ job ID ps IP:PORT workers IP:PORT... ]...
  *
- * Jobs are given with the words of `esactl job add` (max-prio, lease and
- * region are accepted and ignored: they are the switch's), on the command
- * line or in a file (-c).  The PS binds every distinct PS address of its
+ * Jobs are given with the words of `esactl job add`, read by the one job
+ * parser (user/common/jobdesc.c: max-prio, lease, region, upstream and
+ * places are accepted and ignored, they are the switch's), on the command
+ * line or in a file (-c), or learnt from esa-agent (--agent, ps_agent.c).  The PS binds every distinct PS address of its
  * jobs, finishes what the switch hands it (docs/protocol.md, "The PS") and
  * counts everything it drops.  It takes the switch's packets only from the
  * switch's address and port, and a worker's RESULT only when it answers a
@@ -32,6 +33,7 @@
 #include <sys/socket.h>
 
 #include "ps.h"
+#include "ps_agent.h"
 #include "words.h"
 #include "delayline.h"
 #include "xsk.h"
@@ -116,14 +118,19 @@ static void usage(int rc)
 		"      --link-delay-us N  testbeds: every datagram in and out waits N us\n"
 		"                         (an emulated wire's propagation; UDP only)\n"
 		"      --metrics IP:PORT  serve the counters to Prometheus: GET /metrics\n"
+		"      --agent IP[:PORT]  learn jobs from esa-agent (port 7681), for the\n"
+		"                         addresses of --ps; jobs it ends go\n"
+		"      --key-file FILE    the key shared with esa-agent\n"
+		"      --ps IP:PORT       a PS address to serve (jobs from the agent)\n"
 		"  -i, --stats-interval S print the counters every S seconds\n"
 		"  -j, --json             counters as JSON\n"
 		"  -q, --quiet            no startup line\n"
 		"  -v, --verbose          each job served, and what a reload changed\n"
 		"  -V, --version          print the version\n"
-		"Job words are esactl's: max-prio, lease and region are accepted and\n"
-		"ignored.  SIGUSR1 prints the counters; SIGINT/SIGTERM print them, exit;\n"
-		"SIGHUP reads the jobs of -c FILE again (jobs kept keep their state).\n");
+		"Job words are esactl's: max-prio, lease, region, upstream and @DEV/MAC\n"
+		"are accepted and ignored.  SIGUSR1 prints the counters; SIGINT/SIGTERM\n"
+		"print them, exit; SIGHUP reads the jobs of -c FILE again (jobs kept keep\n"
+		"their state).\n");
 	exit(rc);
 }
 
@@ -323,6 +330,10 @@ enum { IO_UDP, IO_XDP, IO_AUTO };
 
 struct opts {
 	struct ps_opts ps;
+	struct sockaddr_in agent;	/* esa-agent; port 0: none */
+	char	key_file[256];
+	struct sockaddr_in serve[MAX_SOCKS];	/* --ps */
+	int	nserve;
 	int	interval;
 	bool	json, quiet, verbose;
 	const char *metrics;	/* --metrics IP:PORT, or NULL */
@@ -382,7 +393,24 @@ static void set_switch(struct opts *o, const char *s)
 	o->ps.nsw++;
 }
 
-/* An option word of the config file (without dashes). */
+/* Where esa-agent is, its key, and the PS addresses it gives jobs for. */
+static void set_agent(struct opts *o, int which, const char *s)
+{
+	if (!s)
+		die("%s needs a value", which == 'G' ? "agent" : which == 'K' ? "key-file" : "ps");
+	if (which == 'G' && esa_parse_sin(s, 0, ESA_AGENT_PORT, &o->agent))
+		die("agent \"%s\" is not IP[:PORT]", s);
+	if (which == 'K' && strlen(s) >= sizeof(o->key_file))
+		die("key-file: path too long");
+	if (which == 'K')
+		strcpy(o->key_file, s);
+	if (which == 'B' && o->nserve == MAX_SOCKS)
+		die("at most %d PS addresses", MAX_SOCKS);
+	if (which == 'B' && esa_parse_sin(s, ESA_ADDR_NEED_PORT, 0, &o->serve[o->nserve++]))
+		die("ps \"%s\" is not IP:PORT", s);
+}
+
+/* How the sums every worker needs leave: one SUM through the switch, or direct. */
 static void set_sums(struct opts *o, const char *v)
 {
 	if (!v || (strcmp(v, "switch") && strcmp(v, "direct")))
@@ -390,6 +418,7 @@ static void set_sums(struct opts *o, const char *v)
 	o->ps.sums_via_switch = !strcmp(v, "switch");
 }
 
+/* An option word of the config file (without dashes). */
 static int file_option(struct opts *o, char **w, int n)
 {
 	const char *k = w[0], *v = n > 1 ? w[1] : NULL;
@@ -412,6 +441,12 @@ static int file_option(struct opts *o, char **w, int n)
 		o->queue = to_int("queue", v, 0, 1023);
 	else if (!strcmp(k, "sums"))
 		set_sums(o, v);
+	else if (!strcmp(k, "agent"))
+		set_agent(o, 'G', v);
+	else if (!strcmp(k, "key-file"))
+		set_agent(o, 'K', v);
+	else if (!strcmp(k, "ps"))
+		set_agent(o, 'B', v);
 	else if (!strcmp(k, "link-delay-us"))
 		o->delay_us = to_int("link-delay-us", v, 0, 1000000);
 	else if (!strcmp(k, "metrics") && v)
@@ -642,6 +677,9 @@ static int parse_args(int argc, char **argv, struct opts *o, struct ps_job_cfg *
 		{ "queue", required_argument, NULL, 'Q' },
 		{ "sums", required_argument, NULL, 'S' },
 		{ "link-delay-us", required_argument, NULL, 'D' },
+		{ "agent", required_argument, NULL, 'G' },
+		{ "key-file", required_argument, NULL, 'K' },
+		{ "ps", required_argument, NULL, 'B' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -671,6 +709,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct ps_job_cfg *
 		case 'Q': o->queue = to_int("queue", optarg, 0, 1023); break;
 		case 'S': set_sums(o, optarg); break;
 		case 'D': o->delay_us = to_int("link-delay-us", optarg, 0, 1000000); break;
+		case 'G': case 'K': case 'B': set_agent(o, opt, optarg); break;
 		case 'j': o->json = true; break;
 		case 'q': o->quiet = true; break;
 		case 'v': o->verbose = true; break;
@@ -709,7 +748,9 @@ static int parse_args(int argc, char **argv, struct opts *o, struct ps_job_cfg *
 			free(ws->w[i]);
 		free(ws->w);
 	}
-	if (!njobs)
+	if (o->agent.sin_port && (!o->key_file[0] || !o->nserve))
+		die("agent needs key-file FILE and ps IP:PORT (the address it gives jobs for)");
+	if (!njobs && !o->agent.sin_port)
 		die("no jobs (try esa-ps --help)");
 	if (ps_check_opts(&o->ps, err, sizeof(err)))
 		die("%s", err);
@@ -744,9 +785,10 @@ static int write_metrics(FILE *f, void *arg)
 
 static void reload(struct ps *ps, const struct opts *o, int argc, char **argv);
 
-static void serve(struct ps *ps, const struct opts *o, int argc, char **argv)
+static void serve(struct ps *ps, const struct opts *o, int argc, char **argv,
+		  struct ps_agent *pa)
 {
-	struct pollfd pfd[MAX_SOCKS + 2 + ESA_HTTPD_CONNS];
+	struct pollfd pfd[MAX_SOCKS + 3 + ESA_HTTPD_CONNS];
 	uint64_t next_stats = 0;
 
 	if (o->interval)
@@ -760,6 +802,8 @@ static void serve(struct ps *ps, const struct opts *o, int argc, char **argv)
 		xi = n;
 		if (xs)
 			pfd[n++] = (struct pollfd){ .fd = esa_xsk_fd(xs), .events = POLLIN };
+		if (pa)
+			pfd[n++] = (struct pollfd){ .fd = ps_agent_fd(pa), .events = POLLIN };
 		hi = n;
 		n += esa_httpd_pollfds(&httpd, pfd + n);
 		rc = poll(pfd, n, poll_ms());
@@ -772,10 +816,10 @@ static void serve(struct ps *ps, const struct opts *o, int argc, char **argv)
 			xs_rx(ps);
 		if (dl_rx.buf)
 			dl_flush(ps);
-		if (dl_rx.buf)
-			dl_flush(ps);
 		if (xs)
 			esa_xsk_tx_kick(xs);	/* what the device pushed back */
+		if (pa)
+			ps_agent_step(pa, ps, now_ns());
 		esa_httpd_step(&httpd, pfd + hi, n - hi, now_ns(), write_metrics, ps);
 		if (want_reload) {
 			want_reload = 0;
@@ -821,11 +865,13 @@ static void sock_for(const struct sockaddr_in *a)
 
 /* Close the sockets of PS addresses no job has any more (not under
  * AF_XDP, whose program was given them all). */
-static void socks_unused(struct ps *ps)
+static void socks_unused(struct ps *ps, const struct opts *o)
 {
 	for (int k = nsocks - 1; k >= 0 && !xs; k--) {
 		bool used = false;
 
+		for (int i = 0; i < o->nserve && !used; i++)
+			used = sock_of(&o->serve[i]) == k;	/* the agent's jobs' */
 		for (int i = 0; i < ps_njobs(ps) && !used; i++)
 			used = sock_of(&ps_job(ps, i)->ps) == k;
 		if (used)
@@ -900,6 +946,21 @@ static int reload_read(struct ps *ps, const struct opts *o, int argc, char **arg
 	return n;
 }
 
+/* The jobs of the file and the command line (not the agent's): a bit per id. */
+static uint8_t given[65536 / 8];
+
+static bool job_given(uint16_t id)
+{
+	return given[id / 8] & (1 << id % 8);
+}
+
+static void set_given(const struct ps_job_cfg *jobs, int n)
+{
+	memset(given, 0, sizeof(given));
+	for (int i = 0; i < n; i++)
+		given[jobs[i].id / 8] |= 1 << jobs[i].id % 8;
+}
+
 static void reload(struct ps *ps, const struct opts *o, int argc, char **argv)
 {
 	static struct ps_job_cfg jobs[256];
@@ -914,6 +975,8 @@ static void reload(struct ps *ps, const struct opts *o, int argc, char **argv)
 		const struct ps_job_cfg *c = ps_job(ps, i);
 		int k = 0;
 
+		if (!job_given(c->id))
+			continue;	/* esa-agent's: the agent says when it goes */
 		while (k < n && jobs[k].id != c->id)
 			k++;
 		if (k < n && !memcmp(c, &jobs[k], sizeof(*c))) {
@@ -940,7 +1003,8 @@ static void reload(struct ps *ps, const struct opts *o, int argc, char **argv)
 			say_job("served", &jobs[k]);
 		added++;
 	}
-	socks_unused(ps);
+	set_given(jobs, n);
+	socks_unused(ps, o);
 	reloads++;
 	fprintf(stderr, "%s: reload: %d job%s kept, %d added, %d dropped\n", prog, kept,
 		kept == 1 ? "" : "s", added, dropped);
@@ -949,6 +1013,7 @@ static void reload(struct ps *ps, const struct opts *o, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	struct ps_agent *pa = NULL;
 	struct ps_job_cfg jobs[256];
 	struct sigaction sa = { 0 };
 	struct opts o = { 0 };
@@ -960,12 +1025,20 @@ int main(int argc, char **argv)
 	if (!ps)
 		die("out of memory");
 	the_ps = ps;
+	set_given(jobs, njobs);
 	for (int i = 0; i < njobs; i++) {
 		if (ps_add_job(ps, &jobs[i], err, sizeof(err)))
 			die("%s", err);
 		sock_for(&jobs[i].ps);
 		if (o.verbose)
 			say_job("served", &jobs[i]);
+	}
+	for (int i = 0; i < o.nserve; i++)
+		sock_for(&o.serve[i]);
+	if (o.agent.sin_port) {
+		pa = ps_agent_new(&o.agent, o.key_file, o.serve, o.nserve, err, sizeof(err));
+		if (!pa)
+			die("%s", err);
 	}
 	if (o.delay_us && o.io != IO_UDP)
 		die("link-delay-us needs --io udp (AF_XDP's frames are not held)");
@@ -990,15 +1063,17 @@ int main(int argc, char **argv)
 	rx_init();
 	if (!o.quiet)
 		fprintf(stderr, "%s: serving %d job%s on %d address%s, %d values, cache %u, "
-			"pending %u per job, io %s%s%.0d%s%s%s\n", prog, njobs, njobs > 1 ? "s" : "",
-			nsocks, nsocks > 1 ? "es" : "", o.ps.nvals, o.ps.cache, o.ps.pending, io,
-			o.delay_us ? ", link delay " : "", o.delay_us, o.delay_us ? " us" : "",
-			o.metrics ? ", metrics on " : "", o.metrics ? o.metrics : "");
+			"pending %u per job, io %s%s%.0d%s%s%s%s\n", prog, njobs,
+			njobs == 1 ? "" : "s", nsocks, nsocks > 1 ? "es" : "", o.ps.nvals,
+			o.ps.cache, o.ps.pending, io, o.delay_us ? ", link delay " : "",
+			o.delay_us, o.delay_us ? " us" : "", o.metrics ? ", metrics on " : "",
+			o.metrics ? o.metrics : "", pa ? ", jobs from esa-agent" : "");
 	esa_sd_notify("READY=1\nSTATUS=serving %d jobs on %d addresses, io %s", njobs, nsocks, io);
-	serve(ps, &o, argc, argv);
+	serve(ps, &o, argc, argv, pa);
 	esa_sd_notify("STOPPING=1");
 	ps_print_stats(ps, stdout, o.json);
 	esa_httpd_close(&httpd);
+	ps_agent_free(pa);
 	esa_xsk_close(xs);
 	ps_free(ps);
 	return 0;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <netinet/in.h>
 #include <linux/esa.h>
+#include "jobdesc.h"
 
 /* What the PS counts, per job (and a row for packets of no known job). */
 enum ps_counter {
@@ -110,16 +111,20 @@ void ps_free(struct ps *ps);
 
 /*
  * Parse "job ID ps IP:PORT workers IP:PORT... [max-prio N] [lease MS]
- * [region BASE SIZE]" (esactl's words; the switch-only ones are accepted and
- * ignored) from argv[0..argc).  Every worker needs its port: the PS sends it
- * results and FETCHes there, and takes answers only from there.  Returns the
- * number of words used, or -1 with a reason in err.
+ * [region BASE SIZE]" from argv[0..argc), up to the next "job": esactl's
+ * words through the one parser (user/common/jobdesc.h; the switch-only
+ * ones are accepted and ignored).  Every worker needs its port: the PS
+ * sends it results and FETCHes there, and takes answers only from there.
+ * Returns the number of words used, or -1 with a reason in err.
  */
 int ps_parse_job(int argc, char **argv, struct ps_job_cfg *j, char *err, size_t len);
+/* What the PS keeps of a job's description: its PS and ranks. */
+void ps_job_from_desc(const struct esa_jobdesc *d, struct ps_job_cfg *c);
 int ps_add_job(struct ps *ps, const struct ps_job_cfg *j, char *err, size_t len);
-/* Forget job id and everything kept of it; 0 or -ENOENT.  The other jobs'
- * indexes (ps_job(), ps_counter()) may change. */
+/* The job is gone (esa-agent said so): everything kept for it goes. */
 int ps_del_job(struct ps *ps, uint16_t id);
+/* The index of job id, or -1. */
+int ps_find_job(const struct ps *ps, uint16_t id);
 int ps_njobs(const struct ps *ps);
 const struct ps_job_cfg *ps_job(const struct ps *ps, int i);
 

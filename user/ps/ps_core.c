@@ -27,7 +27,6 @@
 
 #include "ps.h"
 #include "words.h"
-#include "jobwords.h"
 #include "esa_policy.h"
 #include "esa_wire.h"
 #include "esa_merge.h"
@@ -131,6 +130,7 @@ struct ps {
 	int	njobs;
 	int16_t	*by_id;		/* 65536: job index + 1, 0: none */
 	uint64_t nojob[__PS_C_MAX];
+	uint64_t ended[__PS_C_MAX];	/* the counters of jobs deleted (in the total) */
 	uint8_t	*txbuf;
 	int64_t	*sum;		/* nvals, scratch */
 	uint64_t now;		/* the packet's arrival (ps_rx) */
@@ -297,89 +297,43 @@ void ps_free(struct ps *ps)
 	free(ps);
 }
 
-/* A member of a job: "IP:PORT", the PS sends to it. */
-static int parse_sin(const char *s, struct sockaddr_in *sin)
+void ps_job_from_desc(const struct esa_jobdesc *d, struct ps_job_cfg *c)
 {
-	return esa_parse_sin(s, ESA_ADDR_NEED_PORT, 0, sin);
-}
-
-/* Where a list of workers ends: the next job, or a word of this one. */
-static bool job_word(const char *w)
-{
-	return !strcmp(w, "job") || esa_job_word(w, false) >= 0;
-}
-
-/* "workers IP:PORT...": the ranks, in order, at argv[1...]; the words taken. */
-static int parse_workers(int argc, char **argv, struct ps_job_cfg *j, char *err, size_t len)
-{
-	int i;
-
-	for (i = 1; i < argc && !job_word(argv[i]); i++) {
-		if (j->nworkers == ESA_MAX_WORKERS)
-			return snprintf(err, len, "job %u: more than %d workers", j->id,
-					ESA_MAX_WORKERS), -1;
-		if (parse_sin(argv[i], &j->rank[j->nworkers]))
-			return snprintf(err, len, "job %u: worker %d \"%s\" is not IP:PORT (the "
-					"PS sends it results and FETCHes)", j->id, j->nworkers,
-					argv[i]), -1;
-		j->nworkers++;
+	memset(c, 0, sizeof(*c));
+	c->id = d->id;
+	c->nworkers = d->j.nworkers;
+	c->ps.sin_family = AF_INET;
+	c->ps.sin_addr.s_addr = d->j.ps.ip;
+	c->ps.sin_port = d->j.ps.port;
+	for (int r = 0; r < c->nworkers && r < ESA_MAX_WORKERS; r++) {
+		c->rank[r].sin_family = AF_INET;
+		c->rank[r].sin_addr.s_addr = d->j.rank[r].ip;
+		c->rank[r].sin_port = d->j.rank[r].port;
 	}
-	return i;
-}
-
-/*
- * One word of job j at argv[0] with what follows it: the words taken, or
- * -1.  The words with numbers are the switch's business: checked (the
- * same words go to esactl), not kept.
- */
-static int parse_job_word(int argc, char **argv, struct ps_job_cfg *j, bool *have_ps,
-			  char *err, size_t len)
-{
-	int word = esa_job_word(argv[0], true), n;
-	struct esa_job_opts o = {};
-	char why[128];
-
-	switch (word) {
-	case ESA_JW_PS:
-		if (argc < 2 || parse_sin(argv[1], &j->ps))
-			return snprintf(err, len, "job %u: ps needs IP:PORT", j->id), -1;
-		*have_ps = true;
-		return 2;
-	case ESA_JW_WORKERS:
-		return parse_workers(argc, argv, j, err, len);
-	case ESA_JW_MAX_PRIO:
-	case ESA_JW_LEASE:
-	case ESA_JW_REGION:
-		n = esa_job_opt(word, argc, argv, &o, why, sizeof(why));
-		if (n < 0)
-			return snprintf(err, len, "job %u: %s", j->id, why), -1;
-		return n;
-	}
-	return snprintf(err, len, "job %u: unknown word \"%s\"", j->id, argv[0]), -1;
 }
 
 int ps_parse_job(int argc, char **argv, struct ps_job_cfg *j, char *err, size_t len)
 {
-	bool have_ps = false;
-	__u32 id;
-	int i, n;
+	struct esa_jobdesc *d;
+	char why[200];
+	int used;
 
 	memset(j, 0, sizeof(*j));
 	if (argc < 2 || strcmp(argv[0], "job"))
 		return snprintf(err, len, "expected \"job ID ...\""), -1;
-	if (esa_parse_u32(argv[1], 65535, &id))
-		return snprintf(err, len, "job id \"%s\" is not 0..65535", argv[1]), -1;
-	j->id = id;
-	for (i = 2; i < argc && strcmp(argv[i], "job"); i += n) {
-		n = parse_job_word(argc - i, argv + i, j, &have_ps, err, len);
-		if (n < 0)
-			return -1;
-	}
-	if (!have_ps)
-		return snprintf(err, len, "job %u needs \"ps IP:PORT\"", j->id), -1;
-	if (!j->nworkers)
-		return snprintf(err, len, "job %u needs \"workers IP[:PORT]...\"", j->id), -1;
-	return i;
+	d = malloc(sizeof(*d));
+	if (!d)
+		return snprintf(err, len, "out of memory"), -1;
+	used = esa_jobdesc_parse(argc - 1, argv + 1, ESA_JD_PS | ESA_JD_NO_DEV | ESA_JD_MANY,
+				 d, why, sizeof(why));
+	if (used < 0 && strncmp(why, "job id", 6))
+		snprintf(err, len, "job %u: %s", d->id, why);
+	else if (used < 0)
+		snprintf(err, len, "%s", why);
+	else
+		ps_job_from_desc(d, j);
+	free(d);
+	return used < 0 ? -1 : used + 1;
 }
 
 int ps_add_job(struct ps *ps, const struct ps_job_cfg *c, char *err, size_t len)
@@ -435,13 +389,20 @@ int ps_del_job(struct ps *ps, uint16_t id)
 
 	if (i < 0)
 		return -ENOENT;
+	for (int c = 0; c < __PS_C_MAX; c++)
+		ps->ended[c] += ps->jobs[i]->c[c];
 	job_free(ps->jobs[i]);
-	memmove(ps->jobs + i, ps->jobs + i + 1, (ps->njobs - i - 1) * sizeof(*ps->jobs));
+	memmove(&ps->jobs[i], &ps->jobs[i + 1], (ps->njobs - i - 1) * sizeof(ps->jobs[0]));
 	ps->njobs--;
 	ps->by_id[id] = 0;
 	for (int k = i; k < ps->njobs; k++)
 		ps->by_id[ps->jobs[k]->cfg.id] = k + 1;
 	return 0;
+}
+
+int ps_find_job(const struct ps *ps, uint16_t id)
+{
+	return ps->by_id[id] - 1;
 }
 
 int ps_njobs(const struct ps *ps)
@@ -1032,7 +993,7 @@ uint64_t ps_counter(const struct ps *ps, int i, int c)
 		return i < ps->njobs ? ps->jobs[i]->c[c] : 0;
 	if (i == -1)
 		return ps->nojob[c];
-	t = ps->nojob[c];
+	t = ps->nojob[c] + ps->ended[c];
 	for (int k = 0; k < ps->njobs; k++)
 		t += ps->jobs[k]->c[c];
 	return t;

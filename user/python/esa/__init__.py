@@ -259,6 +259,9 @@ class Worker:
             run = ctypes.create_string_buffer(16)
             library.esa_config_get(cfg, b"run", run, len(run))
             self.run = int(run.value or 0)     # 0: none chosen (esa.ddp)
+            library.esa_config_get(cfg, b"workers", run, len(run))
+            # the job's ranks, from the settings or the file (esa.ddp checks them)
+            self.workers = int(run.value or 0)
             err = ctypes.create_string_buffer(256)
             self._w = library.esa_worker_open(cfg, err, len(err))
             if not self._w:
@@ -266,7 +269,6 @@ class Worker:
                 raise EsaError(e, "esa: " + err.value.decode(errors="replace"))
         finally:
             library.esa_config_free(cfg)
-        self.workers = int(settings.get("workers", 0))
         self.warning = library.esa_worker_warning(self._w).decode(
             errors="replace")
         # the transport it runs on: "udp ...", or "xdp IFNAME queue Q ..."

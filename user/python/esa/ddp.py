@@ -2,11 +2,18 @@
 """A DistributedDataParallel communication hook that sums gradients in the
 ESA switch.
 
-    import esa, esa.ddp
-    worker = esa.Worker(switch=..., job=..., rank=rank, workers=world,
-                        local=..., ps=...)
+    import esa.ddp
     model = torch.nn.parallel.DistributedDataParallel(net)
-    esa.ddp.register(model, worker)          # the one line
+    esa.ddp.register(model)                  # the one line; run with torchrun
+
+Without a worker, register() asks esa-agent on the switch's box for the job
+(ESA_AGENT=HOST[:PORT] and ESA_KEY_FILE in the environment, or agent= and
+key_file=): every rank checks in with its own address (the one of the route
+to the agent, a free UDP port), the agent registers the job when all of the
+world have, and answers each with the switch, the PS, the job id and its
+settings; a thread beats for the rank while it trains, and the rank
+releases the job at exit (state.close(), or atexit).  With a worker of
+your own (esa.Worker, a job registered by hand), register(model, worker).
 
 Each gradient bucket DDP hands the hook is allreduced through the switch
 and divided by the world size, as DDP's own allreduce does.  The hook does
@@ -28,24 +35,34 @@ goes into a buffer of its own, so a bucket that falls back is still the
 rank's own gradient: the process group sums it element by element, and a
 NaN or an infinity stays in its element, as without the hook.
 
+The fallback allreduces go through a process group of the hook's own,
+made by register() (dist.new_group()): DDP issues collectives of its own on
+its group from the autograd thread (with find_unused_parameters=True, the
+map of used parameters at the end of backward), and the order of those and
+the hook's, issued from the communication thread, may differ between ranks.
+
 register() also gives a worker configured without `run` a run number the
 ranks agree on through the process group: a new run of the same job id then
 never meets what the PS kept of an earlier one (docs/library.md, "Runs").
 """
+import atexit
 import collections
 import errno
+import os
 import queue
 import secrets
+import socket
 import threading
 import warnings
 
 import torch
 import torch.distributed as dist
 
-from . import EsaError, error_bound as _f32_bound
+from . import EsaError, Worker, error_bound as _f32_bound
+from . import agent as _agent
 
 __all__ = ["EsaHookState", "esa_hook", "register", "agree_run", "error_bound",
-           "SWITCH_DTYPES"]
+           "worker_from_agent", "SWITCH_DTYPES"]
 
 # dtypes the hook sends through the switch; the others fall back
 SWITCH_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
@@ -87,16 +104,19 @@ class _Item:
 
 
 class EsaHookState:
-    """What the hook needs: the worker, the process group to fall back to,
-    and the communication thread.  Counters: buckets_switch (summed by the
-    switch; buckets_converted of them float16 or bfloat16),
+    """What the hook needs: the worker, the process group to fall back to
+    (fallback_group: register() makes one of the hook's own; default the
+    process group), and the communication thread.  Counters: buckets_switch
+    (summed by the switch; buckets_converted of them float16 or bfloat16),
     buckets_fallback, in_flight_max (the most allreduces the worker had in
     flight at once: more than 1 means buckets overlapped)."""
 
-    def __init__(self, worker, process_group=None):
+    def __init__(self, worker, process_group=None, fallback_group=None):
         self.worker = worker
         self.process_group = process_group
+        self.fallback_group = fallback_group if fallback_group is not None else process_group
         self.world_size = dist.get_world_size(process_group)
+        self.lease = None           # the agent's job: its heartbeat and release
         self.run = worker.run
         self.buckets_switch = 0
         self.buckets_converted = 0
@@ -123,12 +143,16 @@ class EsaHookState:
         return item.fut
 
     def close(self):
-        """Stop the communication thread (after the last bucket)."""
+        """Stop the communication thread (after the last bucket); a job from
+        the agent is released (it is deleted once every rank has)."""
         with self._lock:
             t, self._thread = self._thread, None
+            lease, self.lease = self.lease, None
         if t:
             self._queue.put(None)
             t.join()
+        if lease:
+            lease.release()
 
 
 def _start(state, item, in_flight):
@@ -153,7 +177,7 @@ def _group(state, item):
         except Exception as e:          # noqa: BLE001 -- DDP raises it
             fut.set_exception(e)
 
-    dist.all_reduce(t, group=state.process_group, async_op=True).get_future().then(done)
+    dist.all_reduce(t, group=state.fallback_group, async_op=True).get_future().then(done)
 
 
 def _finish(state, item, err):
@@ -268,8 +292,94 @@ def agree_run(process_group=None):
     return int(t.item())
 
 
-def register(model, worker, process_group=None):
-    """Make DDP model allreduce its gradients through the switch."""
+class _Lease:
+    """A job from the agent, for one rank: its beats, and its release."""
+
+    def __init__(self, client, group, rank, job):
+        self.client, self.group, self.rank, self.job = client, group, rank, job
+        self.beats = _agent.Heartbeat(client, group, rank, job)
+        self._done = False
+
+    def release(self):
+        if self._done:
+            return
+        self._done = True
+        self.beats.stop()
+        try:
+            self.client.release(self.group, self.rank, self.job["job"])
+        except _agent.AgentError as e:
+            warnings.warn("esa.ddp: releasing job %d: %s (the agent deletes it once its "
+                          "ranks are silent)" % (self.job["job"], e), RuntimeWarning)
+        self.client.close()
+
+
+def _free_port(ip):
+    """A UDP port free on ip now (the worker binds it next)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind((ip, 0))
+        return s.getsockname()[1]
+
+
+def _env_int(name):
+    v = os.environ.get(name)
+    return int(v) if v else None
+
+
+def worker_from_agent(process_group=None, agent=None, key_file=None, timeout=None,
+                      **settings):
+    """An esa.Worker for this rank of the process group, its job from
+    esa-agent: (worker, lease).  agent ("HOST[:PORT]") and key_file default
+    to $ESA_AGENT and $ESA_KEY_FILE; $ESA_JOB, $ESA_MAX_PRIO and $ESA_SLOTS
+    ask for a job id, a priority and a home the agent's policy allows.
+    settings are more libesa settings (io="xdp", priority="srsf", ...).
+    Collective: every rank of the group calls it."""
+    agent = agent or os.environ.get("ESA_AGENT")
+    key_file = key_file or os.environ.get("ESA_KEY_FILE")
+    if not agent or not key_file:
+        raise ValueError("esa.ddp: no worker given and no agent: set ESA_AGENT=HOST[:PORT] "
+                         "and ESA_KEY_FILE=FILE (or pass a worker)")
+    world, rank = dist.get_world_size(process_group), dist.get_rank(process_group)
+    group = [secrets.token_hex(16) if rank == 0 else None]
+    src = dist.get_global_rank(process_group, 0) if process_group is not None else 0
+    dist.broadcast_object_list(group, src=src, group=process_group)
+    client = _agent.Client(agent, key_file)
+    ip = client.local_ip()          # the route to the agent: to the switch's box
+    local = "%s:%d" % (ip, _free_port(ip))
+    job = client.join(group[0], world, rank, local,
+                      job=_env_int("ESA_JOB"), max_prio=_env_int("ESA_MAX_PRIO"),
+                      slots=_env_int("ESA_SLOTS"),
+                      timeout=timeout or float(os.environ.get("ESA_AGENT_TIMEOUT", 120)))
+    if job["workers"] != world:
+        raise ValueError("esa.ddp: the agent's job %d has %d workers, the world %d"
+                         % (job["job"], job["workers"], world))
+    cfg = dict(switch=job["switch"], job=job["job"], rank=rank, workers=world, local=local,
+               ps=job["ps"], values=job["values"], prio_max=job["max-prio"])
+    if "window" in job:
+        cfg["window"] = job["window"]
+    cfg.update(settings)
+    lease = _Lease(client, group[0], rank, job)
+    try:
+        worker = Worker(**cfg)
+    except Exception:
+        lease.release()
+        raise
+    return worker, lease
+
+
+def register(model, worker=None, process_group=None, agent=None, key_file=None, hook=None,
+             **settings):
+    """Make DDP model allreduce its gradients through the switch: with the
+    worker given, or with one for a job esa-agent registers
+    (worker_from_agent(); settings go to it).  The worker's job must have
+    as many workers as the process group has ranks.  hook: a hook of yours
+    in esa_hook's place (one that calls it, say).  Returns the state."""
+    world = dist.get_world_size(process_group)
+    lease = None
+    if worker is None:
+        worker, lease = worker_from_agent(process_group, agent, key_file, **settings)
+    elif worker.workers != world:
+        raise ValueError("esa.ddp: the worker's job has %d workers, the process group %d "
+                         "ranks" % (worker.workers, world))
     if worker.warning:
         warnings.warn("esa.ddp: %s" % worker.warning, RuntimeWarning, stacklevel=2)
     if not worker.run:
@@ -282,6 +392,10 @@ def register(model, worker, process_group=None):
             warnings.warn("esa.ddp: the worker has reduced before register(): "
                           "it keeps sequence numbers from 0", RuntimeWarning,
                           stacklevel=2)
-    state = EsaHookState(worker, process_group)
-    model.register_comm_hook(state, esa_hook)
+    ranks = None if process_group is None else dist.get_process_group_ranks(process_group)
+    state = EsaHookState(worker, process_group, dist.new_group(ranks=ranks))
+    state.lease = lease
+    model.register_comm_hook(state, hook or esa_hook)
+    if lease:
+        atexit.register(state.close)
     return state

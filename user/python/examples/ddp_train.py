@@ -117,6 +117,34 @@ class Net(nn.Module):
         return self.lin(self.out, F.relu(self.lin(self.fc, x.flatten(1))))
 
 
+def train(model, state, rank, world, steps, batch=32, lr=0.05, seed=1, check=False):
+    """steps of SGD on this rank's share of the shapes, each step's loss
+    printed: (losses, checks, test accuracy, test images, seconds).  With
+    check, checks holds each step's buckets checked against gloo and the
+    largest error / bound (checked_hook's)."""
+    x, y = shapes(4096 + 1024, seed)
+    xtr, ytr = x[:4096][rank::world], y[:4096][rank::world]
+    xte, yte = x[4096:], y[4096:]
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    losses, checks, t0 = [], [], time.time()
+    per_epoch = len(xtr) // batch
+    for step in range(steps):
+        i = (step % per_epoch) * batch
+        opt.zero_grad()
+        loss = F.cross_entropy(model(xtr[i:i + batch]), ytr[i:i + batch])
+        loss.backward()
+        if check:
+            checks.append((getattr(state, "step_buckets", 0),
+                           getattr(state, "step_worst", 0.0)))
+            state.step_buckets, state.step_worst = 0, 0.0
+        opt.step()
+        losses.append(loss.item())
+        print("rank %d step %d loss %.6f" % (rank, step, loss.item()), flush=True)
+    with torch.no_grad():
+        acc = (model(xte).argmax(1) == yte).float().mean().item()
+    return losses, checks, acc, len(yte), time.time() - t0
+
+
 def bench(a, worker, reps=10):
     """Seconds per allreduce of a.bench floats, gloo and the switch."""
     t = torch.randn(a.bench)
@@ -213,30 +241,10 @@ def main():
     if a.bench:
         return bench(a, state.worker if state else None)
 
-    x, y = shapes(4096 + 1024, a.seed)
-    xtr, ytr = x[:4096][a.rank::a.world], y[:4096][a.rank::a.world]
-    xte, yte = x[4096:], y[4096:]
-    opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=0.9)
-    losses = []
-    checks = []     # per step: buckets checked against gloo, largest error / bound
-    t0 = time.time()
-    per_epoch = len(xtr) // a.batch
-    for step in range(a.steps):
-        i = (step % per_epoch) * a.batch
-        opt.zero_grad()
-        loss = F.cross_entropy(model(xtr[i:i + a.batch]), ytr[i:i + a.batch])
-        loss.backward()
-        if a.check_bound:
-            checks.append((getattr(state, "step_buckets", 0),
-                           getattr(state, "step_worst", 0.0)))
-            state.step_buckets, state.step_worst = 0, 0.0
-        opt.step()
-        losses.append(loss.item())
-        print("rank %d step %d loss %.6f" % (a.rank, step, loss.item()), flush=True)
-    with torch.no_grad():
-        acc = (model(xte).argmax(1) == yte).float().mean().item()
-    print("rank %d accuracy %.4f (%d test images) in %.1f s" %
-          (a.rank, acc, len(yte), time.time() - t0), flush=True)
+    losses, checks, acc, ntest, secs = train(model, state, a.rank, a.world, a.steps, a.batch,
+                                             a.lr, a.seed, a.check_bound)
+    print("rank %d accuracy %.4f (%d test images) in %.1f s" % (a.rank, acc, ntest, secs),
+          flush=True)
     if state:
         print("rank %d buckets through the switch %d (float16/bfloat16 %d), fallbacks %d, "
               "in flight at once %d; %s" %
@@ -256,7 +264,7 @@ def main():
                                 ("buckets_switch", "buckets_converted",
                                  "buckets_fallback", "in_flight_max")} if state else None,
                        "params": sum(p.numel() for p in model.parameters()),
-                       "test_images": len(yte)}, f)
+                       "test_images": ntest}, f)
     dist.destroy_process_group()
     return 0 if all(math.isfinite(v) for v in losses) else 1
 
