@@ -1565,7 +1565,8 @@ static void test_mtu(void)
 
 	if (system("ip link add xma type veth peer name xmb && ip link set xma mtu 1500 && "
 		   "ip link set xmb mtu 1000 && "
-		   "ip addr add 10.78.0.1/24 dev xma && ip link set xma up && ip link set xmb up && "
+		   "ip addr add 10.78.0.1/24 dev xma && ip link set xma up && "
+		   "ip link set xmb up && "
 		   "ip route add 10.98.0.0/16 dev xma mtu 1200")) {
 		ok(false, "path MTU: interfaces and routes made");
 		return;

@@ -650,8 +650,8 @@ static void report(void)
 				if (j->w[r]->mine && j->w[r]->comm > comm)
 					comm = j->w[r]->comm;
 			printf("%s{\"job\":%d,\"workers\":%d,\"elems\":%zu,\"iters\":%d,"
-			       "\"stopped\":%s,\"dtype\":\"%s\",\"ok\":%s,\"error\":\"%s\",\"jct_s\":%.4f,"
-			       "\"comm_s\":%.4f,\"goodput_gbps\":%.4f,\"worst_error_ratio\":%.4f,"
+			       "\"stopped\":%s,\"dtype\":\"%s\",\"ok\":%s,\"error\":\"%s\","
+			       "\"jct_s\":%.4f,\"comm_s\":%.4f,\"goodput_gbps\":%.4f,\"worst_error_ratio\":%.4f,"
 			       "\"tx_packets\":%llu,\"tx_resends\":%llu,\"rx_results\":%llu,"
 			       "\"rx_from_ps\":%llu,\"rx_duplicates\":%llu,\"overflows\":%llu,"
 			       "\"redos\":%llu,\"scale_chunks\":%llu,\"fetch_answered\":%llu,"
@@ -662,7 +662,8 @@ static void report(void)
 			       iters_run(j) < j->iters ? "true" : "false",
 			       j->dtype == ESA_INT32 ? "i32" : "f32", j->rc ? "false" : "true",
 			       json_safe(j->err), jct, comm,
-			       comm > 0 ? j->elems * 4.0 * 8 * iters_run(j) / comm / 1e9 : 0, j->worst,
+			       comm > 0 ? j->elems * 4.0 * 8 * iters_run(j) / comm / 1e9 : 0,
+			       j->worst,
 			       (unsigned long long)SUM(j, tx_packets),
 			       (unsigned long long)SUM(j, tx_resends),
 			       (unsigned long long)SUM(j, rx_results),
