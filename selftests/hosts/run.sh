@@ -156,9 +156,9 @@ ps_pending() {
 jobs_wildcards() {
 	local err sw="the switch's service address (esactl prog load addr)"
 
-	err=$($B/esa-jobs -s 0.0.0.0 job 1 ps=127.0.0.1:9 worker 127.0.0.1:5000 2>&1)
+	err=$(timeout 10 $B/esa-jobs -s 0.0.0.0 job 1 ps=127.0.0.1:9 worker 127.0.0.1:5000 2>&1)
 	[ $? = 2 ] && [ "$err" = "esa-jobs: switch \"0.0.0.0\": 0.0.0.0 is no address to send to; give $sw" ] || return 1
-	err=$($B/esa-jobs -s 127.0.0.1 job 1 ps=0.0.0.0:9 worker 127.0.0.1:5000 2>&1)
+	err=$(timeout 10 $B/esa-jobs -s 127.0.0.1 job 1 ps=0.0.0.0:9 worker 127.0.0.1:5000 2>&1)
 	[ $? = 2 ] && [ "$err" = "esa-jobs: job 1: ps \"0.0.0.0:9\": 0.0.0.0 is no address to send to; give the job's PS as registered at the switch" ] || return 1
 	err=$(timeout 30 $B/esa-jobs -q -s 127.0.0.1 --linger 0 job 1 ps=127.0.0.1:9 io=xdp \
 		worker 0.0.0.0:5000 2>&1)
@@ -167,7 +167,7 @@ jobs_wildcards() {
 ps_wildcard() {
 	local err
 
-	err=$($B/esa-ps -s 0.0.0.0 job 1 ps 127.0.0.1:9000 workers 127.0.0.1:5000 2>&1)
+	err=$(timeout 10 $B/esa-ps -s 0.0.0.0 job 1 ps 127.0.0.1:9000 workers 127.0.0.1:5000 2>&1)
 	[ $? = 1 ] && [ "$err" = "esa-ps: switch \"0.0.0.0\": 0.0.0.0 is no address packets come from; give the switch's service address (esactl prog load addr)" ]
 }
 jobs_stop_only() {
