@@ -768,7 +768,7 @@ neigh_stall() {
 		ip -n $a addr add 10.66.0.1/24 dev pa && ip -n $b addr add 10.66.0.2/24 dev pb &&
 		ip -n $a link set lo up && ip -n $a link set pa up && ip -n $b link set pb up ||
 		{ nok "$name: link"; return; }
-	ip netns exec $a $B/esa-ps -j -s 10.66.0.1 -v 32 --io xdp --ifname pa --sums direct \
+	ip netns exec $a $B/esa-ps -j -s 10.66.0.1 --values 32 --io xdp --ifname pa --sums direct \
 		job 1 ps 10.66.0.1:9000 workers 10.66.0.2:5101 10.66.0.2:5102 \
 		job 2 ps 10.66.0.1:9000 workers 10.66.0.99:5201 10.66.0.2:5202 \
 		>$LOG/$name.ps.json 2>$LOG/$name.ps.err &
