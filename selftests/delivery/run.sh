@@ -17,7 +17,7 @@
 #   h250 (esa-ps) ----------------- p250/
 #
 #   job 1: h1, h2.1, h2.2 (their MACs given at registration), float32,
-#          running longest (it outlasts the attack)
+#          running until the attack has ended (esa-jobs --stop-file)
 #   job 2: h2.3, h3, int32            job 3: h3 alone (one worker)
 #   job 4: 64 workers, 16 on each of h4.1 .. h4.4, int32
 #
@@ -72,18 +72,23 @@ J4="$J4 max-prio 3 region auto 64"
 # What esa-ps takes of them (it needs no ports of the switch).
 ps_words() { echo "$1" | sed 's/@[^ ]*//g'; }
 
-# esa-jobs' words: the workers in their namespaces.
-W1="job 1 ps=$PS dtype=f32 prio=1 prio_max=3 iters=20 worker netns=/run/netns/$P-h1 10.9.1.2:6001 worker netns=/run/netns/$P-h2.1 10.9.2.2:6001 worker netns=/run/netns/$P-h2.2 10.9.2.3:6001"
-W2="job 2 ps=$PS dtype=i32 prio=2 prio_max=3 worker netns=/run/netns/$P-h2.3 10.9.2.4:6002 worker netns=/run/netns/$P-h3 10.9.3.2:6002"
+# esa-jobs' words: the workers in their namespaces.  Jobs 1, 2 and 4 resend
+# after 1 s (libesa's default is 10 ms): whether a result reaches a worker
+# from the switch, which the checks below count, must not depend on how
+# fast a loaded machine moves the switch's copies (generic mode's tc
+# clones, policy atp's round trip to the PS) against the resend timer.
+T="timeout_ms=1000 timeout_max_ms=1000"
+W1="job 1 ps=$PS dtype=f32 prio=1 prio_max=3 iters=100000 $T worker netns=/run/netns/$P-h1 10.9.1.2:6001 worker netns=/run/netns/$P-h2.1 10.9.2.2:6001 worker netns=/run/netns/$P-h2.2 10.9.2.3:6001"
+W2="job 2 ps=$PS dtype=i32 prio=2 prio_max=3 $T worker netns=/run/netns/$P-h2.3 10.9.2.4:6002 worker netns=/run/netns/$P-h3 10.9.3.2:6002"
 W3="job 3 ps=$PS dtype=f32 prio=1 prio_max=3 worker netns=/run/netns/$P-h3 10.9.3.2:6003"
-W4="job 4 ps=$PS dtype=i32 prio=3 prio_max=3 window=4 elems=16384"
+W4="job 4 ps=$PS dtype=i32 prio=3 prio_max=3 window=4 elems=16384 $T"
 for k in 1 2 3 4; do for q in $(seq 0 15); do
 	W4="$W4 worker netns=/run/netns/$P-h4.$k 10.9.4.$((k + 1)):$((7100 + q))"
 done; done
 
 # json FILE EXPR: a python expression over the last JSON document in FILE.
 json() {
-	python3 -c 'import json, sys
+	$TOPO_PY -c 'import json, sys
 d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 def job(j): return [x for x in d["jobs"] if x["job"] == j][0]
 print(eval(sys.argv[2]))' "$@" 2>/dev/null
@@ -97,17 +102,26 @@ forge() {
 	local ns=$1 f
 	shift
 	f=$(mktemp $LOG/$M.forge.XXXXXX)
-	ip netns exec $P-$ns python3 selftests/delivery/forge.py eth0 gap=0.0002 "$@" >$f
+	ip netns exec $P-$ns $TOPO_PY selftests/delivery/forge.py eth0 gap=0.0002 "$@" >$f
 }
 
 # Every forgery of the trust model, from the rogue behind p5 and the one on
 # rack 2, all at once while the jobs run.  Each sends N frames of each kind.
+# It begins once every job is at work (the switch sent results of each:
+# every worker of each, job 1's among them, is open and sending), and the
+# jobs run until it has ended ($LOG/$M.forged: esa-jobs --stop-file).
 N=200
+all_at_work() {
+	local j
+	for j in 1 2 3 4; do [ "$(topo_counter $j result_tx)" -gt 0 ] 2>/dev/null || return 1; done
+}
 attack() {
 	local p5 p2 h21 h22 sw=10.255.0.1
 	p5=$(mac_of $SW p5) p2=$(mac_of $SW p2)
 	h21=$(mac_of $P-h2.1) h22=$(mac_of $P-h2.2)
-	sleep 0.3
+	# (not all at work in 120 s: no attack, and the jobs stop; checks fail)
+	topo_until 120 all_at_work || { echo 0 >$LOG/$M.forged; return 1; }
+	touch $LOG/$M.attack
 	# To the hosts, one kind after the other (their sockets are busy):
 	# 1. to job 1's rank 0: a result from the rogue, and FETCHes (a
 	#    reflector would answer them to the rogue); 2. to the PS: a whole
@@ -143,7 +157,8 @@ attack() {
 	forge h5 dmac=$p5 src=10.9.5.2 sport=9000 dst=$sw type=ack job=2 bitmap=3 n=$N &
 	forge h2.4 dmac=$p2 src=10.9.250.2 sport=9000 dst=$sw type=ack job=2 bitmap=3 n=$N &
 	wait
-	cat $LOG/$M.forge.* | awk '{ s += $1 } END { print s }' >$LOG/$M.forged
+	cat $LOG/$M.forge.* | awk '{ s += $1 } END { print s }' >$LOG/$M.count
+	mv $LOG/$M.count $LOG/$M.forged
 }
 
 # mode MODE POLICY: the jobs, under attack, through the switch in MODE.
@@ -162,11 +177,13 @@ mode() {
 		>$LOG/$M.ps.json 2>$LOG/$M.ps.err &
 	local pspid=$!
 	TOPO_PIDS="$TOPO_PIDS $pspid"
-	sleep 0.3
+	topo_until 30 grep -q serving $LOG/$M.ps.err || nok "$M: PS serving"
 	rpf0=$(rpf)
 	attack &
 	local apid=$!
-	timeout 300 $B/esa-jobs -j -s 10.255.0.1 -n 1M -i 4 --linger 500 \
+	# every job at least its first iteration, then 4, or fewer once the
+	# attack has ended; job 1 until then
+	timeout 300 $B/esa-jobs -j -s 10.255.0.1 -n 1M -i 4 --linger 500 --stop-file $LOG/$M.forged \
 		$W1 $W2 $W3 $W4 >$LOG/$M.run.json 2>$LOG/$M.run.err
 	rc=$?
 	wait $apid
@@ -179,23 +196,25 @@ mode() {
 		[ "$(json $LOG/$M.run.json 'all(x["ok"] for x in d["jobs"])')" = True ]
 	delivery_checks
 	trust_checks "$rpf0" $2
-	ran_before() { [ -e "$1" ] && [ "$1" -ot "$2" ]; }
-	check "$M: the attack ($(cat $LOG/$M.forged 2>/dev/null) frames) ran while the jobs did (it ended before they did)" \
-		ran_before $LOG/$M.forged $LOG/$M.run.json
+	ran_while() { [ -e "$1" ] && [ -e "$2" ] && [ "$2" -ot "$3" ]; }
+	check "$M: the attack ($(cat $LOG/$M.forged 2>/dev/null) frames) ran while the jobs did (it began once all were at work, and ended before job 1 did: $(json $LOG/$M.run.json 'job(1)["iters"]') iterations)" \
+		ran_while $LOG/$M.attack $LOG/$M.forged $LOG/$M.run.json
 }
 
 # Each sum the switch sends out goes once to each member: every worker gets
 # it once, and the PS once unless the sum came from it (policy atp's acks).
 delivery_checks() {
-	local j w c a
+	local j w c a s
 	local tx e
 	for j in 1:3 2:2 3:1 4:64; do
 		w=${j#*:} j=${j%:*}
 		c=$(swc $j completed) a=$(swc $j acks)
+		# the PS's sums go to the workers through the switch too (ps_sums)
+		s=$(swc $j ps_sums)
 		# a copy a full port queue refused is counted too (copy_txerr)
 		tx=$(swc $j result_tx) e=$(swc $j copy_txerr)
-		check "$M: job $j ($w workers): $((c + a)) sums sent out by the switch, each once to each worker ($tx, $e refused by a full port queue), $c to the PS ($(swc $j ps_copy_tx))" \
-			[ $((c + a)) -gt 0 -a $((tx + e)) = $(((c + a) * w)) -a \
+		check "$M: job $j ($w workers): $((c + a)) sums sent out by the switch and $s of the PS's, each once to each worker ($tx, $e refused by a full port queue), $c to the PS ($(swc $j ps_copy_tx))" \
+			[ $((c + a)) -gt 0 -a $((tx + e)) = $(((c + a + s) * w)) -a \
 			  "$(swc $j ps_copy_tx)" = $c ]
 	done
 	# ... and reached them: most of the results the workers used came
@@ -252,7 +271,7 @@ unresolved() {
 		>$LOG/$M.ps.json 2>$LOG/$M.ps.err &
 	pspid=$!
 	TOPO_PIDS="$TOPO_PIDS $pspid"
-	sleep 0.3
+	topo_until 30 grep -q serving $LOG/$M.ps.err || nok "$M: PS serving"
 	# topo_load resolved every host: forget the PS, on both sides
 	ip -n $SW neigh flush dev p250
 	ip -n $P-h250 neigh flush dev eth0

@@ -39,7 +39,10 @@ setup() {
 }
 check "topology: switch with 7 ports, 7 hosts" setup
 
-check "esactl prog load" esactl prog load slots 2048 values $V addr 10.255.0.1
+# Ageing off (stale 0): the workers start one after another (slower on a
+# loaded machine), and a partial waiting longer than the ageing limit for
+# a late peer would go to this PS, which takes sums only.
+check "esactl prog load" esactl prog load slots 2048 values $V addr 10.255.0.1 stale 0
 # p3 the way a user attaches a pinned program with iproute2; it delivers
 # results once registered with esactl.
 ipr() { nsenter --net=/run/netns/$SW ip "$@"; }
@@ -62,12 +65,17 @@ check "region auto: the two homes apart (0+64, 64+64)" [ "$(homes)" = "0,64 64,6
 log=$(mktemp -d)
 ip netns exec $P-h7 $B/selftests/esa_send ps -b 10.9.7.2:9000 -n $N -v $V -t 5000 1:3 2:3 >$log/ps 2>&1 &
 psp=$!
-sleep 0.2
+# the workers start once the PS's socket is bound (10 s at most)
+ps_bound() { ip netns exec $P-h7 ss -Hlun "sport = :9000" | grep -q .; }
+topo_until 10 ps_bound || echo "# the PS's socket is not bound after 10 s"
+# The workers resend after 5 s, not 200 ms: they start one after another
+# (slower on a loaded machine), and a resend before a late peer's first
+# packet flushes the partial to this PS, which takes sums only.
 pids=()
 for i in 1 2 3 4 5 6; do
 	job=$(( (i - 1) / 3 + 1 )) rank=$(( (i - 1) % 3 ))
 	ip netns exec $P-h$i $B/selftests/esa_send worker -j $job -r $rank -w 3 \
-		-d 10.255.0.1 -b 10.9.$i.2:600$job -n $N -v $V -W 32 -p $job >$log/w$i 2>&1 &
+		-d 10.255.0.1 -b 10.9.$i.2:600$job -n $N -v $V -W 32 -p $job -t 5000 >$log/w$i 2>&1 &
 	pids+=($!)
 done
 for i in 1 2 3 4 5 6; do

@@ -9,8 +9,9 @@
  * address and port), ranks disagreeing on an allreduce, giving up with the
  * silent peer named (ICMP errors, the PS's FETCH), the receive buffer
  * granted (LIBTEST=rcvbuf as non-root too), resend deadlines in
- * microseconds, 856-value packets.  Then, as root in a network namespace of
- * its own, AF_XDP: its refusals (LIBTEST=xdp_refused as non-root too), no
+ * microseconds, 856-value packets, 0.0.0.0 refused where an address is
+ * needed.  Then, as root in a network namespace of its own: the path MTU
+ * to the switch checked at open; AF_XDP: its refusals (LIBTEST=xdp_refused as non-root too), no
  * program left behind (a killed process included), an unresolved next hop,
  * and the transport's tests again with every worker on AF_XDP on lo
  * (LIBTEST_XDP=name picks some).  Prints TAP.
@@ -352,6 +353,51 @@ static uint64_t sum_st(struct job *j, size_t off)
 /* Tests                                                               */
 /* ------------------------------------------------------------------ */
 
+/* 0.0.0.0 where an address to send to, or to send from over AF_XDP, is
+ * needed: refused in one line naming the setting (it used to end in a
+ * timeout).  local 0.0.0.0 over UDP is a wildcard bind, and stays. */
+static void test_config_wildcards(void)
+{
+	esa_config *c = esa_config_new();
+	char err[256] = "", got[64] = "";
+	esa_worker *w;
+	int rc;
+
+	rc = esa_config_set(c, "switch", "0.0.0.0");
+	ok(rc == -EINVAL && !strcmp(esa_config_error(c), "switch \"0.0.0.0\": 0.0.0.0 is no "
+	   "address to send to; give the switch's service address (esactl prog load addr)") &&
+	   !esa_config_get(c, "switch", got, sizeof(got)) && !got[0],
+	   "config: switch 0.0.0.0 refused, naming it (%s)", esa_config_error(c));
+	rc = esa_config_set(c, "ps", "0.0.0.0:9000");
+	ok(rc == -EINVAL && !strcmp(esa_config_error(c), "ps \"0.0.0.0:9000\": 0.0.0.0 is no "
+	   "address to send to; give the job's PS as registered at the switch"),
+	   "config: ps 0.0.0.0 refused, naming it (%s)", esa_config_error(c));
+	esa_config_set(c, "switch", "127.0.0.1:1");
+	esa_config_set(c, "ps", "127.0.0.1:2");
+	esa_config_set(c, "job", "1");
+	esa_config_set(c, "rank", "0");
+	esa_config_set(c, "workers", "1");
+	esa_config_set(c, "local", "0.0.0.0:5000");
+	for (int k = 0; k < 2; k++) {
+		const char *io = k ? "auto" : "xdp";
+		char want[200];
+
+		esa_config_set(c, "io", io);
+		w = esa_worker_open(c, err, sizeof(err));
+		snprintf(want, sizeof(want), "local 0.0.0.0:5000 with io=%s: AF_XDP sends from "
+			 "the address given, and the switch takes only the rank's registered one; "
+			 "give it", io);
+		ok(!w && errno == EINVAL && !strcmp(err, want),
+		   "open: local 0.0.0.0 with io=%s refused, naming it (%s)", io, err);
+		esa_worker_close(w);
+	}
+	esa_config_set(c, "io", "udp");
+	err[0] = 0;
+	ok(!esa_config_check(c, err, sizeof(err)),
+	   "open: local 0.0.0.0 with io=udp taken (a wildcard bind) (%s)", err);
+	esa_config_free(c);
+}
+
 static void test_config(void)
 {
 	esa_config *c = esa_config_new();
@@ -408,6 +454,7 @@ static void test_config(void)
 	w = esa_worker_open(c, buf, sizeof(buf));
 	ok(!w && strstr(buf, "rank"), "open: rank outside workers refused (%s)", buf);
 	esa_config_free(c);
+	test_config_wildcards();
 }
 
 /* Quantize and dequantize one rank's values: error <= 2^-(s+1) each. */
@@ -1484,6 +1531,65 @@ static void test_xdp_open(void)
 	esa_config_free(c);
 }
 
+/*
+ * The path to the switch must carry the packets whole (the switch takes no
+ * fragments): checked at open against the route's device, its mtu metric
+ * and AF_XDP's interface, refused in one line naming values and the MTU
+ * needed.  Root, in the AF_XDP tests' namespace: xma (MTU 1500) leads to
+ * 10.78.0.0/24 and, by a route of mtu 1200, to 10.98.0.0/16; its peer xmb
+ * has MTU 1000.
+ */
+static void test_mtu(void)
+{
+	static const struct {
+		const char *io, *more, *want;
+	} t[] = {
+		{ "udp", "values=856 switch=10.78.0.9:7680",
+		  "values 856: 3476-byte packets (values x 4 + 52), but the route to the switch "
+		  "10.78.0.9 (xma) has MTU 1500: give it an MTU of 3476 or more, or values 360 or "
+		  "less" },
+		{ "udp", "values=360 switch=10.78.0.9:7680", NULL },
+		{ "udp", "values=296 switch=10.98.0.1:7680",
+		  "values 296: 1236-byte packets (values x 4 + 52), but the route to the switch "
+		  "10.98.0.1 (xma, mtu 1200) has MTU 1200: give it an MTU of 1236 or more, or "
+		  "values 280 or less" },
+		{ "udp", "values=280 switch=10.98.0.1:7680", NULL },
+		{ "xdp", "values=856 switch=10.78.0.9:7680",
+		  "values 856: 3476-byte packets (values x 4 + 52), but the route to the switch "
+		  "10.78.0.9 (xma) has MTU 1500: give it an MTU of 3476 or more, or values 360 or "
+		  "less" },
+		{ "auto", "values=296 switch=10.78.0.9:7680 ifname=xmb",
+		  "values 296: 1236-byte packets (values x 4 + 52), but AF_XDP's interface xmb has "
+		  "MTU 1000: give it an MTU of 1236 or more, or values 232 or less" },
+	};
+
+	if (system("ip link add xma type veth peer name xmb && ip link set xma mtu 1500 && "
+		   "ip link set xmb mtu 1000 && "
+		   "ip addr add 10.78.0.1/24 dev xma && ip link set xma up && "
+		   "ip link set xmb up && "
+		   "ip route add 10.98.0.0/16 dev xma mtu 1200")) {
+		ok(false, "path MTU: interfaces and routes made");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		esa_config *c = xdp_config(t[i].io, "local=10.78.0.1:7000 ps=10.78.0.8:9000");
+		char err[256] = "";
+		esa_worker *w;
+
+		apply_extra(c, t[i].more);
+		w = esa_worker_open(c, err, sizeof(err));
+		if (t[i].want)
+			ok(!w && errno == EMSGSIZE && !strcmp(err, t[i].want),
+			   "path MTU: io=%s %s refused at open (%s)", t[i].io, t[i].more, err);
+		else
+			ok(w != NULL, "path MTU: io=%s %s fits, opened (%s)", t[i].io, t[i].more,
+			   w ? esa_worker_io(w) : err);
+		esa_worker_close(w);
+		esa_config_free(c);
+	}
+	ok(!system("ip link del xma"), "path MTU: interfaces removed");
+}
+
 /* The tests of the transport again, every worker on AF_XDP (lo, in a
  * namespace of its own: several workers of a process share its queue). */
 static void test_xdp(void)
@@ -1502,6 +1608,7 @@ static void test_xdp(void)
 		ok(false, "a network namespace for the AF_XDP tests: %s", strerror(errno));
 		return;
 	}
+	test_mtu();
 	tap_prefix = "io=xdp: ";
 	test_xdp_refused();
 	test_xdp_open();

@@ -37,6 +37,25 @@ topo_init() {
 
 esactl() { nsenter --net=/run/netns/$SW $B/esactl -d $PIN "$@"; }
 
+# topo_until SECONDS CMD...: CMD every 0.1 s until it succeeds, for at most
+# SECONDS (then status 1).  A test waits for what its checks presume,
+# bounded, instead of sleeping: the machine's speed decides nothing.
+topo_until() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.1
+	done
+}
+
+# topo_counter JOB NAME: the switch's counter NAME of job JOB, now.
+topo_counter() { esactl -j stats show job $1 2>/dev/null | grep -o "\"$2\":[0-9]*" | cut -d: -f2; }
+
+# The interpreter itself, found once: a version manager's shim on PATH
+# costs seconds a call on a loaded machine.
+TOPO_PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || TOPO_PY=python3
+
 # topo_switch: the switch namespace (no program yet).
 topo_switch() {
 	ip netns add $SW || return 1

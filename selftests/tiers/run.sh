@@ -46,6 +46,7 @@ done
 [ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 4; }
 
 . selftests/tiers/topo.sh
+. selftests/hosts/topo.sh	# topo_until, TOPO_PY
 tiers_init
 LOG=$(mktemp -d)
 PIDS=""
@@ -132,7 +133,7 @@ host_of() { local ip=${1%:*}; ip=${ip#10.}; echo "$((${ip%%.*} - 10)).$(echo $ip
 J3L=(1 1 1)
 
 json() {
-	python3 -c 'import json, sys
+	$TOPO_PY -c 'import json, sys
 d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 def job(j): return [x for x in d["jobs"] if x["job"] == j][0]
 print(eval(sys.argv[2]))' "$@" 2>/dev/null
@@ -140,9 +141,30 @@ print(eval(sys.argv[2]))' "$@" 2>/dev/null
 # c SWITCH JOB COUNTER: a counter of this scenario's switch.
 c() { json $LOG/$S.$1.json "job($2)['$3']"; }
 
+# Leaf 2's uplink down for 1.5 s once jobs 1 and 2 are at work across it
+# (results came down to leaf 2), then up; the jobs run (--stop-file) until
+# the PS has merged sums, what the link lost.
+at_work() { [ "$(json_now l2 'job(1)["down_rx"] * job(2)["down_rx"]')" -gt 0 ] 2>/dev/null; }
+json_now() { sw $1 -j stats show >$LOG/$S.now.json && json $LOG/$S.now.json "$2"; }
+ps_merged() {	# ps_merged PSPID: the PS merged sums of jobs 1 and 2 (SIGUSR1)
+	local lines
+	lines=$(wc -l <$LOG/$S.ps.json)
+	kill -USR1 $1 && topo_until 10 lines_over $LOG/$S.ps.json $lines &&
+		[ "$(json $LOG/$S.ps.json 'job(1)["done_merged"] + job(2)["done_merged"]')" -gt 0 ] 2>/dev/null
+}
+lines_over() { [ "$(wc -l <$1)" -gt $2 ]; }
+linkdown() {	# linkdown PSPID STOPFILE
+	topo_until 60 at_work
+	ip -n $P-w2 link set toleaf down
+	sleep 1.5	# how long it is down (no check depends on it)
+	ip -n $P-w2 link set toleaf up
+	topo_until 60 ps_merged $1
+	touch $2
+}
+
 # scenario NAME POLICY LOSS [down]: the three jobs through both levels.
 scenario() {
-	local rc x down=${4:-} pspid downpid
+	local rc x down=${4:-} pspid downpid iters="-i 6" stop=$LOG/$1.stop
 	S=$1 POLICY=$2
 	for x in 1 2 3; do shape $x $3 || { nok "$S: links shaped"; return; }; done
 	load $2 || { nok "$S: switches loaded ($2)"; return; }
@@ -152,14 +174,16 @@ scenario() {
 		job 3 ps $PS workers "${J3[@]}" >$LOG/$S.ps.json 2>$LOG/$S.ps.err &
 	pspid=$!
 	PIDS="$PIDS $pspid"
-	sleep 0.3
+	topo_until 30 grep -q serving $LOG/$S.ps.err || nok "$S: PS serving"
 	downpid=
+	rm -f $stop
 	if [ -n "$down" ]; then
-		( sleep 1; ip -n $P-w2 link set toleaf down; sleep 1.5
-		  ip -n $P-w2 link set toleaf up ) &
+		iters="-i 100000 --stop-file $stop"
+		linkdown $pspid $stop &
 		downpid=$!
 	fi
-	timeout 300 $B/esa-jobs -j -s $SPINE -n 256K -i 6 --linger 500 \
+	# shellcheck disable=SC2086
+	timeout 300 $B/esa-jobs -j -s $SPINE -n 256K $iters --linger 500 \
 		$(run_words 1 "dtype=i32 prio=1 prio_max=3 window=32" J1 J1L) \
 		$(run_words 2 "dtype=f32 prio=3 prio_max=3 window=32" J2 J2L) \
 		$(run_words 3 "dtype=i32 prio=2 prio_max=3 window=32" J3 J3L) \

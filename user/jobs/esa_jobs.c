@@ -13,6 +13,8 @@
  * uniform in +-1e6) and checks the result against the sum computed here from
  * every rank's tensor: int32 exact, float32 within libesa's documented bound.
  * The report gives per job its completion time, goodput and counters.
+ * With --stop-file, the jobs run until that file exists: each job then ends
+ * after the iteration its furthest worker is in, its results checked as any.
  * docs/library.md, scripts/demo.sh.
  */
 #include <errno.h>
@@ -59,6 +61,8 @@ struct job {
 	pthread_mutex_t lock;
 	struct ref ref[2];
 	int	running;	/* workers of this process not done */
+	int	started;	/* the furthest iteration a worker began, or -1 */
+	int	stop_at;	/* --stop-file seen: iterations 0..stop_at-1 run */
 	double	t0, t_end;
 	/* results */
 	atomic_int errors;
@@ -93,6 +97,7 @@ static uint64_t g_seed = 1;
 static bool g_progress, g_json, g_quiet, g_verbose;
 static const char *g_metrics;	/* --metrics-file PATH */
 static int only_job = -1, only_rank = -1;
+static const char *g_stop_file;
 static atomic_int all_done;
 
 static double now_s(void)
@@ -246,6 +251,27 @@ static size_t check(struct job *j, const struct ref *r, const void *out, double 
 /* Workers                                                             */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Whether a worker about to begin iteration it stops instead.  Once the
+ * stop file exists the job stops after the furthest iteration any of its
+ * workers began: ranks are at most one iteration apart (one's iteration
+ * it + 1 starts only once every rank sent all of iteration it), and every
+ * rank still behind finishes that one, so every allreduce begun completes.
+ */
+static bool stop_before(struct job *j, int it)
+{
+	bool stop;
+
+	pthread_mutex_lock(&j->lock);
+	if (j->stop_at < 0 && g_stop_file && !access(g_stop_file, F_OK))
+		j->stop_at = j->started + 1;
+	stop = j->stop_at >= 0 && it >= j->stop_at;
+	if (!stop && it > j->started)
+		j->started = it;
+	pthread_mutex_unlock(&j->lock);
+	return stop;
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -277,7 +303,7 @@ static void *worker_main(void *arg)
 		fprintf(stderr, "esa-jobs: job %d rank %d: %s on %s\n", j->id, w->rank,
 			esa_worker_io(w->ew), w->local);
 	esa_config_free(c);
-	for (int it = 0; w->ew && it < j->iters; it++) {
+	for (int it = 0; w->ew && it < j->iters && !stop_before(j, it); it++) {
 		esa_request *r;
 		double t;
 		int rc;
@@ -362,6 +388,9 @@ static void usage(int rc)
 		"      --only JOB:RANK run that worker only (its peers run elsewhere)\n"
 		"      --linger MS     serve the PS this long after finishing (default\n"
 		"                      1000, with --only 3000)\n"
+		"      --stop-file PATH  once PATH exists, each job ends after the iteration\n"
+		"                      its furthest worker is in (every result checked, the\n"
+		"                      report written); -i is then the most (not with --only)\n"
 		"  -p, --progress      progress on stderr while running\n"
 		"  -j, --json          report as JSON\n"
 		"  -q, --quiet         no report table\n"
@@ -504,7 +533,8 @@ static void setup_job(struct job *j)
 	for (int r = 0; r < j->n; r++) {
 		struct worker *w = j->w[r];
 
-		if (esa_config_set(c, "local", w->local) ||
+		if ((w->sw[0] && esa_config_set(c, "switch", w->sw)) ||
+		    esa_config_set(c, "local", w->local) ||
 		    (w->netns[0] && esa_config_set(c, "netns", w->netns)))
 			die("job %d worker %d: %s", j->id, r, esa_config_error(c));
 	}
@@ -520,6 +550,7 @@ static void setup_job(struct job *j)
 	esa_config_free(c);
 	pthread_mutex_init(&j->lock, NULL);
 	j->ref[0].iter = j->ref[1].iter = -1;
+	j->started = j->stop_at = -1;
 	for (int r = 0; r < j->n; r++) {
 		j->w[r]->mine = only_job < 0 || (j->id == only_job && r == only_rank);
 		j->running += j->w[r]->mine;
@@ -591,6 +622,12 @@ static uint64_t sum_stat(const struct job *j, size_t off)
 
 #define SUM(j, f) sum_stat(j, offsetof(struct esa_stats, f))
 
+/* The iterations a job ran: -i, or fewer when --stop-file stopped it. */
+static int iters_run(const struct job *j)
+{
+	return j->stop_at >= 0 && j->stop_at < j->iters ? j->stop_at : j->iters;
+}
+
 /* A reason as a JSON string's body: quotes and controls become spaces. */
 static const char *json_safe(char *s)
 {
@@ -613,18 +650,20 @@ static void report(void)
 				if (j->w[r]->mine && j->w[r]->comm > comm)
 					comm = j->w[r]->comm;
 			printf("%s{\"job\":%d,\"workers\":%d,\"elems\":%zu,\"iters\":%d,"
-			       "\"dtype\":\"%s\",\"ok\":%s,\"error\":\"%s\",\"jct_s\":%.4f,"
-			       "\"comm_s\":%.4f,\"goodput_gbps\":%.4f,\"worst_error_ratio\":%.4f,"
+			       "\"stopped\":%s,\"dtype\":\"%s\",\"ok\":%s,\"error\":\"%s\","
+			       "\"jct_s\":%.4f,\"comm_s\":%.4f,\"goodput_gbps\":%.4f,\"worst_error_ratio\":%.4f,"
 			       "\"tx_packets\":%llu,\"tx_resends\":%llu,\"rx_results\":%llu,"
 			       "\"rx_from_ps\":%llu,\"rx_duplicates\":%llu,\"overflows\":%llu,"
 			       "\"redos\":%llu,\"scale_chunks\":%llu,\"fetch_answered\":%llu,"
 			       "\"rx_invalid\":%llu,\"rx_untrusted\":%llu,\"fetch_refused\":%llu,"
 			       "\"icmp_errors\":%llu,\"io_xdp\":%llu,\"xdp_drops\":%llu,"
 			       "\"rtt_us\":%.1f}",
-			       k ? "," : "", j->id, j->n, j->elems, j->iters,
+			       k ? "," : "", j->id, j->n, j->elems, iters_run(j),
+			       iters_run(j) < j->iters ? "true" : "false",
 			       j->dtype == ESA_INT32 ? "i32" : "f32", j->rc ? "false" : "true",
 			       json_safe(j->err), jct, comm,
-			       comm > 0 ? j->elems * 4.0 * 8 * j->iters / comm / 1e9 : 0, j->worst,
+			       comm > 0 ? j->elems * 4.0 * 8 * iters_run(j) / comm / 1e9 : 0,
+			       j->worst,
 			       (unsigned long long)SUM(j, tx_packets),
 			       (unsigned long long)SUM(j, tx_resends),
 			       (unsigned long long)SUM(j, rx_results),
@@ -657,9 +696,9 @@ static void report(void)
 			if (j->w[r]->mine && j->w[r]->comm > comm)
 				comm = j->w[r]->comm;
 		printf("%-5d %-3d %-5s %9zu %5d %8.3f %8.3f %9.3f %9llu %9llu %8llu %6llu  %s\n",
-		       j->id, j->n, j->dtype == ESA_INT32 ? "i32" : "f32", j->elems, j->iters,
+		       j->id, j->n, j->dtype == ESA_INT32 ? "i32" : "f32", j->elems, iters_run(j),
 		       j->t_end - j->t0, comm,
-		       comm > 0 ? j->elems * 4.0 * 8 * j->iters / comm / 1e9 : 0,
+		       comm > 0 ? j->elems * 4.0 * 8 * iters_run(j) / comm / 1e9 : 0,
 		       (unsigned long long)SUM(j, tx_packets),
 		       (unsigned long long)SUM(j, tx_resends),
 		       (unsigned long long)SUM(j, rx_from_ps), (unsigned long long)SUM(j, redos),
@@ -711,6 +750,7 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 'S' },
 		{ "only", required_argument, NULL, 'O' },
 		{ "linger", required_argument, NULL, 'L' },
+		{ "stop-file", required_argument, NULL, 'F' },
 		{ "progress", no_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -740,6 +780,7 @@ int main(int argc, char **argv)
 				die("--only JOB:RANK");
 			break;
 		case 'L': g_linger = atoi(optarg); break;
+		case 'F': g_stop_file = optarg; break;
 		case 'p': g_progress = true; break;
 		case 'j': g_json = true; break;
 		case 'q': g_quiet = true; break;
@@ -749,8 +790,18 @@ int main(int argc, char **argv)
 	}
 	if (!sw_addr)
 		die("the switch's address is needed (-s IP[:PORT])");
+	{
+		esa_config *c = esa_config_new();
+
+		if (esa_config_set(c, "switch", sw_addr))
+			die("%s", esa_config_error(c));
+		esa_config_free(c);
+	}
 	if (!parse_jobs(argc - optind, argv + optind))
 		die("no jobs (try esa-jobs --help)");
+	if (g_stop_file && only_job >= 0)
+		die("--stop-file stops a job where all its workers run: not with --only "
+		    "(its peers elsewhere would not stop at the same iteration)");
 	if (g_linger < 0)
 		g_linger = only_job >= 0 ? 3000 : 1000;
 	for (int k = 0; k < njobs; k++)

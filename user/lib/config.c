@@ -126,6 +126,9 @@ int esa_config_set(esa_config *c, const char *key, const char *value)
 	if (!strcmp(key, "switch")) {
 		if (esa_parse_sin(value, ESA_ADDR_ANY, ESA_DEFAULT_PORT, &c->sw))
 			return cfail(c, "switch \"%s\" is not IP[:PORT]", value);
+		if (!c->sw.sin_addr.s_addr)
+			return cfail(c, "switch \"%s\": 0.0.0.0 is no address to send to; give "
+				     "the switch's service address (esactl prog load addr)", value);
 		c->have_sw = true;
 		return 0;
 	}
@@ -138,6 +141,9 @@ int esa_config_set(esa_config *c, const char *key, const char *value)
 	if (!strcmp(key, "ps")) {
 		if (esa_parse_sin(value, ESA_ADDR_NEED_PORT | ESA_ADDR_ANY, 0, &c->ps))
 			return cfail(c, "ps \"%s\" is not IP:PORT", value);
+		if (!c->ps.sin_addr.s_addr)
+			return cfail(c, "ps \"%s\": 0.0.0.0 is no address to send to; give the "
+				     "job's PS as registered at the switch", value);
 		c->have_ps = true;
 		return 0;
 	}
@@ -337,6 +343,11 @@ int esa_config_check(const struct esa_config *c, char *err, size_t len)
 	if (!c->have_ps)
 		return snprintf(err, len, "no PS address (ps = IP:PORT): results are taken only "
 				"from the switch and the job's PS"), -EINVAL;
+	/* AF_XDP writes the source itself: a wildcard would go out as 0.0.0.0 */
+	if (c->io != ESA_IO_UDP && !c->local.sin_addr.s_addr)
+		return snprintf(err, len, "local 0.0.0.0:%u with io=%s: AF_XDP sends from the "
+				"address given, and the switch takes only the rank's registered "
+				"one; give it", ntohs(c->local.sin_port), io_names[c->io]), -EINVAL;
 	if (c->job < 0)
 		return snprintf(err, len, "no job id (job = N)"), -EINVAL;
 	if (c->workers < 1)

@@ -29,7 +29,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
 #include <netinet/udp.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "esa_int.h"
@@ -221,6 +224,129 @@ static void leave_netns(int back)
 	close(back);
 }
 
+/* ------------------------------------------------------------------ */
+/* The path MTU to the switch                                          */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The route to dst (RTM_GETROUTE, as `ip route get`): its device and its
+ * mtu metric, which holds a path MTU learnt from ICMP too (0: none).
+ */
+static int route_mtu(struct in_addr dst, int *oif, unsigned int *metric)
+{
+	struct {
+		struct nlmsghdr n;
+		struct rtmsg r;
+		struct rtattr a;
+		struct in_addr dst;
+	} req = {
+		.n = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETROUTE,
+		       .nlmsg_flags = NLM_F_REQUEST, .nlmsg_seq = 1 },
+		.r = { .rtm_family = AF_INET, .rtm_dst_len = 32 },
+		.a = { .rta_len = RTA_LENGTH(sizeof(struct in_addr)), .rta_type = RTA_DST },
+		.dst = dst,
+	};
+	char buf[4096];
+	struct nlmsghdr *n = (struct nlmsghdr *)buf;
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE), got, rc = -ENOENT;
+
+	if (fd < 0)
+		return -errno;
+	*oif = 0;
+	*metric = 0;
+	if (send(fd, &req, sizeof(req), 0) < 0 || (got = recv(fd, buf, sizeof(buf), 0)) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	for (; NLMSG_OK(n, (unsigned int)got); n = NLMSG_NEXT(n, got)) {
+		struct rtmsg *r = NLMSG_DATA(n);
+		struct rtattr *a = RTM_RTA(r);
+		int alen = RTM_PAYLOAD(n);
+
+		if (n->nlmsg_type == NLMSG_ERROR) {
+			rc = ((struct nlmsgerr *)NLMSG_DATA(n))->error;
+			break;
+		}
+		if (n->nlmsg_type != RTM_NEWROUTE)
+			continue;
+		for (; RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
+			struct rtattr *m = RTA_DATA(a);
+			int mlen = RTA_PAYLOAD(a);
+
+			if (a->rta_type == RTA_OIF)
+				*oif = *(int *)RTA_DATA(a);
+			if (a->rta_type != RTA_METRICS)
+				continue;
+			for (; RTA_OK(m, mlen); m = RTA_NEXT(m, mlen))
+				if (m->rta_type == RTAX_MTU)
+					*metric = *(unsigned int *)RTA_DATA(m);
+		}
+		rc = *oif ? 0 : -ENOENT;
+		break;
+	}
+out:
+	close(fd);
+	return rc;
+}
+
+/* An interface's MTU (SIOCGIFMTU) and name, or 0. */
+static unsigned int if_mtu(int ifindex, char name[IF_NAMESIZE])
+{
+	struct ifreq ifr = { 0 };
+	int fd, rc;
+
+	if (!if_indextoname(ifindex, name))
+		return 0;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	rc = ioctl(fd, SIOCGIFMTU, &ifr);
+	close(fd);
+	return rc ? 0 : (unsigned int)ifr.ifr_mtu;
+}
+
+/*
+ * A packet must reach the switch whole: the XDP switch takes no IP
+ * fragments, and AF_XDP sends no frame beyond the interface's MTU.  The
+ * route's device, its mtu metric if any, and AF_XDP's interface if given
+ * must all carry values x 4 + 24 bytes of payload, 52 with the IP and UDP
+ * headers.  No route: the sockets' opening says so.
+ */
+static int mtu_check(const struct esa_worker *w, char *err, size_t len)
+{
+	unsigned int need = w->pktlen + 28, metric, mtu, m;
+	char dev[IF_NAMESIZE] = "", xdev[IF_NAMESIZE] = "", ip[INET_ADDRSTRLEN], what[96];
+	char less[40] = "";
+	int oif, fit;
+
+	if (route_mtu(w->cfg.sw.sin_addr, &oif, &metric))
+		return 0;
+	mtu = if_mtu(oif, dev);
+	inet_ntop(AF_INET, &w->cfg.sw.sin_addr, ip, sizeof(ip));
+	snprintf(what, sizeof(what), "the route to the switch %s (%s)", ip, dev);
+	if (metric && (!mtu || metric < mtu)) {
+		mtu = metric;
+		snprintf(what, sizeof(what), "the route to the switch %s (%s, mtu %u)", ip, dev,
+			 metric);
+	}
+	if (w->cfg.io != ESA_IO_UDP && w->cfg.ifname[0]) {
+		m = if_mtu(if_nametoindex(w->cfg.ifname), xdev);
+		if (m && (!mtu || m < mtu)) {
+			mtu = m;
+			snprintf(what, sizeof(what), "AF_XDP's interface %s", xdev);
+		}
+	}
+	if (!mtu || need <= mtu)
+		return 0;
+	fit = (int)(mtu > 52 ? (mtu - 52) / 4 : 0) / ESA_VALUES_ALIGN * ESA_VALUES_ALIGN;
+	if (fit)
+		snprintf(less, sizeof(less), ", or values %d or less", fit);
+	snprintf(err, len, "values %d: %u-byte packets (values x 4 + 52), but %s has MTU %u: "
+		 "give it an MTU of %u or more%s", w->nvals, need, what, mtu, need, less);
+	return -EMSGSIZE;
+}
+
 /* The UDP sockets (on AF_XDP: the unconnected one only). */
 static int udp_open(struct esa_worker *w, char *err, size_t len)
 {
@@ -269,7 +395,9 @@ int esa_io_open(struct esa_worker *w, char *err, size_t len)
 	rc = enter_netns(w->cfg.netns, &back, err, len);
 	if (rc)
 		return rc;
-	rc = w->cfg.io == ESA_IO_UDP ? udp_open(w, err, len) : xdp_open(w, err, len);
+	rc = mtu_check(w, err, len);
+	if (!rc)
+		rc = w->cfg.io == ESA_IO_UDP ? udp_open(w, err, len) : xdp_open(w, err, len);
 	leave_netns(back);
 	if (!rc)
 		rc = esa_delay_open(w, err, len);

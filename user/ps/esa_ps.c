@@ -390,6 +390,9 @@ static void set_switch(struct opts *o, const char *s)
 		die("switch port \"%s\" is not a number in 1..65535", strchr(s, ':') + 1);
 	if (rc)
 		die("switch \"%s\" is not IP[:PORT]", s);
+	if (!o->ps.sw[o->ps.nsw].sin_addr.s_addr)
+		die("switch \"%s\": 0.0.0.0 is no address packets come from; give the switch's "
+		    "service address (esactl prog load addr)", s);
 	o->ps.nsw++;
 }
 
