@@ -21,7 +21,6 @@
 #include <linux/esa.h>
 #include "agentmsg.h"
 
-#define AGENT_VERSION	"0.1"
 #define AGENT_MAX_ALLOW	32
 #define AGENT_MAX_ENTRIES 256	/* jobs and groups still joining */
 

@@ -28,6 +28,7 @@
 #include <sys/socket.h>
 
 #include "agent.h"
+#include "esa_version.h"
 
 static volatile sig_atomic_t want_stats, want_exit;
 static struct agent the_agent;
@@ -164,7 +165,7 @@ static void parse_args(int argc, char **argv, struct opts *o, struct agent *a)
 		case 'j': o->json = true; break;
 		case 'q': o->quiet = true; break;
 		case 'v': a->verbose = true; break;
-		case 'V': printf("esa-agent %s (protocol 1)\n", AGENT_VERSION); exit(0);
+		case 'V': esa_print_version("esa-agent"); exit(0);
 		case 'h': usage(0); break;
 		default: usage(2);
 		}
