@@ -5,7 +5,8 @@
 
 AGENT_DIR	:= user/agent
 ESA_AGENT	:= $(OUTPUT)/esa-agent
-AGENT_SRCS	:= $(addprefix $(AGENT_DIR)/,esa_agent.c config.c serve.c groups.c live.c state.c)
+AGENT_SRCS	:= $(addprefix $(AGENT_DIR)/,esa_agent.c config.c reload.c serve.c groups.c live.c \
+						  state.c metrics.c)
 AGENT_OBJS	:= $(AGENT_SRCS:$(AGENT_DIR)/%.c=$(OUTPUT)/obj/agent/%.o)
 AGENT_UNIT	:= $(OUTPUT)/selftests/agent/agent_unit
 # Its messages (user/common/agentmsg.c, sha256.c), which esa-ps links too
@@ -21,7 +22,8 @@ CLEAN_EXTRA	+= agent-clean
 $(OUTPUT)/obj/agent $(OUTPUT)/selftests/agent:
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/obj/agent/%.o: $(AGENT_DIR)/%.c $(AGENT_DIR)/agent.h $(HDRS) | $(OUTPUT)/obj/agent
+$(OUTPUT)/obj/agent/%.o: $(AGENT_DIR)/%.c $(AGENT_DIR)/agent.h $(HDRS) include/esa_hist.h \
+		include/esa_version.h | $(OUTPUT)/obj/agent
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(AGENT_DIR) -c $< -o $@
 

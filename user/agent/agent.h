@@ -4,11 +4,14 @@
  * it for a job, it registers the job when every rank has asked, tells
  * esa-ps, and deletes the job when its ranks release it or vanish.
  *
- *   esa_agent.c  the daemon: options, the socket, signals, counters
+ *   esa_agent.c  the daemon: options, the sockets, signals, systemd
  *   config.c     the configuration file: where, and the policy
+ *   reload.c     SIGHUP: the configuration read again
  *   serve.c      one request: size, network, mac, time, nonce, then its type
- *   groups.c     the jobs: ranks joining, registration, beats, releases, ends
+ *   groups.c     the jobs: ranks joining, the policy, registration
+ *   live.c       the live jobs: beats, releases, esa-ps's polls, ends
  *   state.c      the state file, written atomically, read at start
+ *   metrics.c    the counters: text, JSON, Prometheus
  */
 #ifndef ESA_AGENT_H
 #define ESA_AGENT_H
@@ -17,6 +20,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <netinet/in.h>
 #include <linux/esa.h>
 #include "agentmsg.h"
@@ -44,6 +48,7 @@ struct agent_cfg {
 	} allow[AGENT_MAX_ALLOW];
 	int		nallow;
 	uint32_t	lease_ms, window, beat_ms, dead_ms, join_ms, replay_ms;
+	char		metrics[32];		/* /metrics at IP:PORT; "": none */
 };
 
 /* Why a request was refused: the reply's reason, and a counter each. */
@@ -73,9 +78,21 @@ enum agent_req {
 
 extern const char *const agent_req_names[__AQ_MAX];
 
+/* What a request was answered. */
+enum agent_answer { AA_OK, AA_WAIT, AA_REFUSED, __AA_MAX };
+
+extern const char *const agent_answer_names[__AA_MAX];
+
+/* esa_hist.h's buckets of the time from a group's first join to its
+ * registration: up to 2^26 us (67 s, past join-timeout's default), then one open. */
+#define AGENT_JOIN_BUCKETS 28
+
 struct agent_counters {
-	uint64_t	requests, by_type[__AQ_MAX], refused[__AR_MAX];
-	uint64_t	registered, released, timed_out, gone, expired_groups, failed_groups;
+	uint64_t	requests, by_type[__AQ_MAX], answers[__AA_MAX], refused[__AR_MAX];
+	uint64_t	registered, released, timed_out, gone;
+	uint64_t	expired_groups, failed_groups, dropped_groups;
+	uint64_t	reloads, reload_failures;
+	uint64_t	join_hist[AGENT_JOIN_BUCKETS], join_ns_sum;
 };
 
 enum agent_state {
@@ -98,12 +115,14 @@ struct agent_entry {
 	uint32_t	world, njoined;
 	uint32_t	want_job, want_prio, want_slots;	/* ~0u: not asked */
 	uint64_t	since_ms;	/* monotonic: created, or failed */
+	uint64_t	first_ns;	/* monotonic: its first rank's join */
 	struct agent_rank rank[ESA_MAX_WORKERS];
 	/* registered */
 	uint32_t	id;
 	uint64_t	serial;		/* new for every registration */
 	struct sockaddr_in ps, sw;	/* its PS; the switch the ranks talk to */
 	uint32_t	values;		/* the switch's vector length */
+	uint32_t	window, beat_ms, dead_ms;	/* what its ranks are told */
 	bool		ps_ok;		/* esa-ps said it serves it */
 	bool		end_said;	/* "cannot delete it yet" logged */
 	char		desc[2048];	/* the job's words (jobdesc.h) */
@@ -117,6 +136,7 @@ struct agent {
 	struct agent_entry e[AGENT_MAX_ENTRIES];
 	uint64_t	next_serial;
 	uint64_t	start_ms;	/* wall clock: requests sent before are stale */
+	const char	*metrics_opt;	/* --metrics, over the file's */
 	bool		verbose;
 	int		log_budget;	/* refusals logged this second */
 	uint64_t	log_sec;
@@ -126,7 +146,13 @@ struct agent {
 /* config.c */
 void agent_cfg_default(struct agent_cfg *c);
 int agent_cfg_load(struct agent_cfg *c, const char *path, char *why, size_t len);
+/* The defaults, the file, then what the command line sets over it. */
+int agent_cfg_read(const struct agent *a, struct agent_cfg *c, const char *path, char *why,
+		   size_t len);
 bool agent_allowed(const struct agent_cfg *c, uint32_t ip);
+
+/* reload.c: SIGHUP.  0, or -1 when nothing changed (why says why; logged, counted). */
+int agent_reload(struct agent *a, char *why, size_t len);
 
 /* serve.c */
 /* One datagram from src: reply holds the answer (always one). */
@@ -141,9 +167,16 @@ void agent_reply(struct esa_amsg *reply, const char *type);
 void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void agent_vlog(const char *fmt, va_list ap);
 uint64_t agent_mono_ms(void);
+uint64_t agent_mono_ns(void);
 const char *agent_fmt_sin(const struct sockaddr_in *s, char *buf);	/* >= 24 bytes */
 
-/* groups.c: the request types; each fills reply (ok, wait or refused). */
+/* groups.c: the policy of a job; 0, or -1 with the reason in why. */
+int agent_policy(const struct agent_cfg *c, uint32_t world, uint32_t job, uint32_t prio,
+		 uint32_t slots, char *why, size_t len);
+/* What the ranks of e, whose home is home slots, are told: its window
+ * and timers, which a reload does not change. */
+void agent_told(const struct agent_cfg *c, struct agent_entry *e, uint32_t home);
+/* The request types; each fills reply (ok, wait or refused). */
 void agent_join(struct agent *a, const struct esa_amsg *m, const struct sockaddr_in *src,
 		struct esa_amsg *reply);
 void agent_beat(struct agent *a, const struct esa_amsg *m, const struct sockaddr_in *src,
@@ -156,10 +189,18 @@ void agent_ps_job(struct agent *a, const struct esa_amsg *m, const struct sockad
 void agent_tick(struct agent *a);
 int agent_live(const struct agent *a);
 int agent_joining(const struct agent *a);
+/* live.c: is ip a rank or the PS of a live job? */
+bool agent_known_addr(const struct agent *a, uint32_t ip);
 
 /* state.c */
 int agent_state_save(struct agent *a);
 /* The jobs of the state file still on the switch, live again. */
 int agent_state_load(struct agent *a, char *why, size_t len);
+
+/* metrics.c */
+void agent_print_stats(const struct agent *a, bool json);
+/* GET /metrics: the Prometheus text of a (struct agent *), scrapes
+ * (served, errors) of the responder's; 0 or -EIO. */
+int agent_write_prom(FILE *f, const struct agent *a, uint64_t scrapes, uint64_t scrape_errors);
 
 #endif /* ESA_AGENT_H */

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * esa-agent's configuration file: "KEY VALUE" lines, '#' comments.  Where
- * it listens and keeps its state, the key, the PS, and the policy: which
- * job ids it assigns, the highest priority, the largest home, world size
- * and number of jobs, the client networks, and its timers.
+ * it listens and keeps its state, the key, the PS, /metrics, and the
+ * policy: which job ids it assigns, the highest priority, the largest
+ * home, world size and number of jobs, the client networks, and its
+ * timers.  Read at start and again on SIGHUP (reload.c).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -79,6 +80,18 @@ static int path(struct cfg_line *l, const char *k, const char *v, char *out)
 	return 0;
 }
 
+/* "metrics IP:PORT": where /metrics is served. */
+static int metrics(struct cfg_line *l, struct agent_cfg *c, const char *v)
+{
+	struct sockaddr_in sin;
+
+	if (strlen(v) >= sizeof(c->metrics) ||
+	    esa_parse_sin(v, ESA_ADDR_NEED_PORT | ESA_ADDR_ANY, 0, &sin))
+		return bad(l, "metrics \"%s\" is not IP:PORT", v);
+	strcpy(c->metrics, v);
+	return 0;
+}
+
 /* "allow 10.9.0.0/16": a client network. */
 static int allow(struct cfg_line *l, struct agent_cfg *c, const char *v)
 {
@@ -135,6 +148,8 @@ static int one(struct cfg_line *l, struct agent_cfg *c, const char *k, const cha
 		return path(l, k, v, c->pin_dir);
 	if (!strcmp(k, "allow"))
 		return allow(l, c, v);
+	if (!strcmp(k, "metrics"))
+		return metrics(l, c, v);
 	if (!strcmp(k, "jobs"))
 		return id_range(l, c, v);
 	if (!strcmp(k, "values"))
@@ -213,6 +228,17 @@ int agent_cfg_load(struct agent_cfg *c, const char *file, char *why, size_t len)
 	}
 	fclose(f);
 	return check(&l, c);
+}
+
+int agent_cfg_read(const struct agent *a, struct agent_cfg *c, const char *path, char *why,
+		   size_t len)
+{
+	agent_cfg_default(c);
+	if (agent_cfg_load(c, path, why, len))
+		return -1;
+	if (a->metrics_opt)
+		snprintf(c->metrics, sizeof(c->metrics), "%s", a->metrics_opt);
+	return 0;
 }
 
 bool agent_allowed(const struct agent_cfg *c, uint32_t ip)

@@ -2,7 +2,7 @@
 /*
  * esa-agent - the job agent on the ESA switch's box (docs/agent.md).
  *
- *   esa-agent [ -c CONFIG ] [ -j ] [ -i SECONDS ] [ -q ] [ -v ]
+ *   esa-agent [ -c CONFIG ] [ --metrics IP:PORT ] [ -j ] [ -i SECONDS ] [ -q ] [ -v ]
  *   esa-agent --new-key FILE
  *
  * Training ranks ask it for a job over UDP (one request per rank, signed
@@ -10,8 +10,11 @@
  * registers the job through the switch's registry (the program's maps or
  * esa.ko), esa-ps learns the job from it, and it deletes the job when the
  * ranks release it or go silent.  Its jobs outlive it: a restarted agent
- * reads them from its state file.  SIGUSR1 prints the counters; SIGINT and
- * SIGTERM print them and exit, leaving the jobs registered.
+ * reads them from its state file.  SIGUSR1 prints the counters; SIGHUP
+ * reads the configuration again (reload.c); SIGINT and SIGTERM print them
+ * and exit, leaving the jobs registered.  Under systemd it says when it is
+ * ready (sd_notify.h); --metrics serves its counters to Prometheus
+ * (httpd.h, metrics.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,9 +32,12 @@
 
 #include "agent.h"
 #include "esa_version.h"
+#include "httpd.h"
+#include "sd_notify.h"
 
-static volatile sig_atomic_t want_stats, want_exit;
+static volatile sig_atomic_t want_stats, want_exit, want_reload;
 static struct agent the_agent;
+static struct esa_httpd httpd = { .lfd = -1 };
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
@@ -53,16 +59,18 @@ static void usage(int rc)
 		"                         key, state, pin, switch, ps, jobs LO-HI, allow,\n"
 		"                         max-prio, slots, max-workers, max-jobs, lease,\n"
 		"                         window, heartbeat, dead-after, join-timeout,\n"
-		"                         replay-window (esa-agent(8))\n"
+		"                         replay-window, metrics (esa-agent(8))\n"
 		"      --check            read the configuration and the key, then exit\n"
+		"      --metrics IP:PORT  serve the counters to Prometheus: GET /metrics\n"
 		"      --new-key FILE     write a new random key to FILE (mode 600)\n"
 		"  -i, --stats-interval S print the counters every S seconds\n"
 		"  -j, --json             counters as JSON\n"
 		"  -q, --quiet            no startup line\n"
 		"  -v, --verbose          a line for every request\n"
 		"  -V, --version          the version\n"
-		"SIGUSR1 prints the counters; SIGINT/SIGTERM print them and exit, leaving\n"
-		"the jobs registered (the state file keeps them).\n");
+		"SIGUSR1 prints the counters; SIGHUP reads the configuration again (the\n"
+		"policy and timers; jobs live keep theirs); SIGINT/SIGTERM print them and\n"
+		"exit, leaving the jobs registered (the state file keeps them).\n");
 	exit(rc);
 }
 
@@ -70,6 +78,8 @@ static void on_signal(int sig)
 {
 	if (sig == SIGUSR1)
 		want_stats = 1;
+	else if (sig == SIGHUP)
+		want_reload = 1;
 	else
 		want_exit = 1;
 }
@@ -92,42 +102,6 @@ static void new_key(const char *path)
 	exit(0);
 }
 
-static void print_stats(const struct agent *a, bool json)
-{
-	const struct agent_counters *c = &a->c;
-
-	if (!json) {
-		printf("requests %llu", (unsigned long long)c->requests);
-		for (int i = 0; i < __AQ_MAX; i++)
-			printf(" %s %llu", agent_req_names[i], (unsigned long long)c->by_type[i]);
-		printf("\nrefused");
-		for (int i = 0; i < __AR_MAX; i++)
-			printf(" %s %llu", agent_refusal_names[i], (unsigned long long)c->refused[i]);
-		printf("\njobs live %d joining %d registered %llu released %llu timed_out %llu "
-		       "gone %llu groups expired %llu failed %llu\n", agent_live(a), agent_joining(a),
-		       (unsigned long long)c->registered, (unsigned long long)c->released,
-		       (unsigned long long)c->timed_out, (unsigned long long)c->gone,
-		       (unsigned long long)c->expired_groups, (unsigned long long)c->failed_groups);
-	} else {
-		printf("{\"requests\": %llu, \"by_type\": {", (unsigned long long)c->requests);
-		for (int i = 0; i < __AQ_MAX; i++)
-			printf("%s\"%s\": %llu", i ? ", " : "", agent_req_names[i],
-			       (unsigned long long)c->by_type[i]);
-		printf("}, \"refused\": {");
-		for (int i = 0; i < __AR_MAX; i++)
-			printf("%s\"%s\": %llu", i ? ", " : "", agent_refusal_names[i],
-			       (unsigned long long)c->refused[i]);
-		printf("}, \"jobs_live\": %d, \"groups_joining\": %d, \"jobs_registered\": %llu, "
-		       "\"jobs_released\": %llu, \"jobs_timed_out\": %llu, \"jobs_gone\": %llu, "
-		       "\"groups_expired\": %llu, \"groups_failed\": %llu}\n", agent_live(a),
-		       agent_joining(a), (unsigned long long)c->registered,
-		       (unsigned long long)c->released, (unsigned long long)c->timed_out,
-		       (unsigned long long)c->gone, (unsigned long long)c->expired_groups,
-		       (unsigned long long)c->failed_groups);
-	}
-	fflush(stdout);
-}
-
 struct opts {
 	const char	*config;
 	int		interval;
@@ -139,6 +113,7 @@ static void parse_args(int argc, char **argv, struct opts *o, struct agent *a)
 	static const struct option lo[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "check", no_argument, NULL, 'C' },
+		{ "metrics", required_argument, NULL, 'M' },
 		{ "new-key", required_argument, NULL, 'K' },
 		{ "stats-interval", required_argument, NULL, 'i' },
 		{ "json", no_argument, NULL, 'j' },
@@ -148,6 +123,7 @@ static void parse_args(int argc, char **argv, struct opts *o, struct agent *a)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
+	struct sockaddr_in sin;
 	char *end;
 	int opt;
 
@@ -156,6 +132,12 @@ static void parse_args(int argc, char **argv, struct opts *o, struct agent *a)
 		switch (opt) {
 		case 'c': o->config = optarg; break;
 		case 'C': o->check = true; break;
+		case 'M':
+			if (strlen(optarg) >= sizeof(a->cfg.metrics) ||
+			    esa_parse_sin(optarg, ESA_ADDR_NEED_PORT | ESA_ADDR_ANY, 0, &sin))
+				die("metrics \"%s\" is not IP:PORT", optarg);
+			a->metrics_opt = optarg;
+			break;
 		case 'K': new_key(optarg); break;
 		case 'i':
 			o->interval = strtol(optarg, &end, 10);
@@ -257,21 +239,71 @@ static void serve_socket(struct agent *a, int fd)
 	}
 }
 
+/* What systemd shows: where the agent listens, its ids, its jobs now. */
+static void status(const struct agent *a, char *buf, size_t len)
+{
+	char at[24];
+	int live = agent_live(a), joining = agent_joining(a);
+
+	snprintf(buf, len, "listening on %s, job ids %u-%u, %d job%s live, %d group%s joining",
+		 agent_fmt_sin(&a->cfg.listen, at), a->cfg.id_lo, a->cfg.id_hi, live,
+		 live == 1 ? "" : "s", joining, joining == 1 ? "" : "s");
+}
+
+static int write_metrics(FILE *f, void *arg)
+{
+	return agent_write_prom(f, arg, httpd.served + 1, httpd.errors);	/* this one too */
+}
+
+/* SIGHUP: RELOADING=1, then READY=1 with the outcome. */
+static void reload(struct agent *a)
+{
+	char why[600], st[160];
+	int rc;
+
+	esa_sd_reloading();
+	rc = agent_reload(a, why, sizeof(why));
+	status(a, st, sizeof(st));
+	if (rc)
+		esa_sd_notify("READY=1\nSTATUS=reload failed: %s; %s", why, st);
+	else
+		esa_sd_notify("READY=1\nSTATUS=%s", st);
+}
+
 static void serve(struct agent *a, int fd, const struct opts *o)
 {
-	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct pollfd p[1 + 1 + ESA_HTTPD_CONNS];
 	uint64_t next_stats = agent_mono_ms() + o->interval * 1000ULL;
+	int live = agent_live(a), joining = agent_joining(a);
+	char st[160];
 
 	while (!want_exit) {
-		if (poll(&p, 1, 250) < 0 && errno != EINTR)
+		/* rebuilt each turn: metrics connections come and go */
+		int n = 1, rc;
+
+		p[0] = (struct pollfd){ .fd = fd, .events = POLLIN };
+		n += esa_httpd_pollfds(&httpd, p + 1);
+		rc = poll(p, n, 250);
+		if (rc < 0 && errno != EINTR)
 			die("poll: %s", strerror(errno));
-		if (p.revents & POLLIN)
+		if (rc > 0 && (p[0].revents & POLLIN))
 			serve_socket(a, fd);
+		esa_httpd_step(&httpd, p + 1, rc > 0 ? n - 1 : 0, agent_mono_ns(), write_metrics, a);
 		agent_tick(a);
+		if (want_reload) {
+			want_reload = 0;
+			reload(a);
+		}
+		if (agent_live(a) != live || agent_joining(a) != joining) {
+			live = agent_live(a);
+			joining = agent_joining(a);
+			status(a, st, sizeof(st));
+			esa_sd_notify("STATUS=%s", st);
+		}
 		if (want_stats || (o->interval && agent_mono_ms() >= next_stats)) {
 			want_stats = 0;
 			next_stats = agent_mono_ms() + o->interval * 1000ULL;
-			print_stats(a, o->json);
+			agent_print_stats(a, o->json);
 		}
 	}
 }
@@ -281,12 +313,11 @@ int main(int argc, char **argv)
 	struct agent *a = &the_agent;
 	struct sigaction sa = { 0 };
 	struct opts o = { 0 };
-	char why[512], at[24], ps[24];
+	char why[512], at[sizeof(a->cfg.metrics)], ps[24];
 	int fd, n;
 
 	parse_args(argc, argv, &o, a);
-	agent_cfg_default(&a->cfg);
-	if (agent_cfg_load(&a->cfg, o.config, why, sizeof(why)))
+	if (agent_cfg_read(a, &a->cfg, o.config, why, sizeof(why)))
 		die("%s", why);
 	if (esa_akey_load(a->cfg.key_path, &a->key, why, sizeof(why)))
 		die("%s", why);
@@ -294,6 +325,9 @@ int main(int argc, char **argv)
 		return 0;
 	a->start_ms = esa_amsg_now_ms();
 	fd = open_socket(&a->cfg);
+	memcpy(at, a->cfg.metrics, sizeof(at));
+	if (at[0] && esa_httpd_open(&httpd, at, why, sizeof(why)))
+		die("%s", why);
 	n = agent_state_load(a, why, sizeof(why));
 	if (n < 0)
 		die("%s", why);
@@ -301,14 +335,21 @@ int main(int argc, char **argv)
 		die("cannot write the state file %s", a->cfg.state_path);
 	sa.sa_handler = on_signal;
 	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
 	if (!o.quiet)
-		agent_log("listening on %s, job ids %u-%u, PS %s, %d job%s from %s", agent_fmt_sin(
-			  &a->cfg.listen, at), a->cfg.id_lo, a->cfg.id_hi, agent_fmt_sin(&a->cfg.ps, ps),
-			  n, n == 1 ? "" : "s", a->cfg.state_path);
+		agent_log("listening on %s, job ids %u-%u, PS %s, %d job%s from %s%s%s",
+			  agent_fmt_sin(&a->cfg.listen, at), a->cfg.id_lo, a->cfg.id_hi,
+			  agent_fmt_sin(&a->cfg.ps, ps), n, n == 1 ? "" : "s", a->cfg.state_path,
+			  a->cfg.metrics[0] ? ", metrics on " : "", a->cfg.metrics);
+	status(a, why, sizeof(why));
+	esa_sd_notify("READY=1\nSTATUS=%s", why);
 	serve(a, fd, &o);
-	print_stats(a, o.json);
+	esa_sd_notify("STOPPING=1");
+	agent_print_stats(a, o.json);
+	esa_httpd_close(&httpd);
 	close(fd);
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 
 #include "agent.h"
+#include "esa_hist.h"
 #include "registry.h"
 #include "words.h"
 
@@ -74,24 +75,33 @@ static int opt_num(const struct esa_amsg *m, const char *k, uint32_t max, uint32
 	return rc == -ENOENT ? 0 : rc;
 }
 
+int agent_policy(const struct agent_cfg *c, uint32_t world, uint32_t job, uint32_t prio,
+		 uint32_t slots, char *why, size_t len)
+{
+	if (world > c->max_workers)
+		return snprintf(why, len, "world %u: the policy allows at most %u ranks", world,
+				c->max_workers), -1;
+	if (job != NOT_ASKED && (job < c->id_lo || job > c->id_hi))
+		return snprintf(why, len, "job %u is outside the agent's ids %u-%u", job, c->id_lo,
+				c->id_hi), -1;
+	if (prio != NOT_ASKED && prio > c->max_prio)
+		return snprintf(why, len, "max-prio %u is above the policy's %u", prio,
+				c->max_prio), -1;
+	if (slots != NOT_ASKED && slots > c->slots)
+		return snprintf(why, len, "slots %u: the policy allows a home of %u at most", slots,
+				c->slots), -1;
+	return 0;
+}
+
 /* A join's options against the policy. */
 static int join_policy(struct agent *a, struct join *j, const struct sockaddr_in *src,
 		       struct esa_amsg *reply)
 {
-	const struct agent_cfg *c = &a->cfg;
+	char why[160];
 
-	if (j->world > c->max_workers)
-		return agent_refuse(a, reply, AR_POLICY, src, "world %u: the policy allows at most %u ranks",
-				    j->world, c->max_workers), -1;
-	if (j->want_job != NOT_ASKED && (j->want_job < c->id_lo || j->want_job > c->id_hi))
-		return agent_refuse(a, reply, AR_POLICY, src, "job %u is outside the agent's ids %u-%u",
-				    j->want_job, c->id_lo, c->id_hi), -1;
-	if (j->want_prio != NOT_ASKED && j->want_prio > c->max_prio)
-		return agent_refuse(a, reply, AR_POLICY, src, "max-prio %u is above the policy's %u",
-				    j->want_prio, c->max_prio), -1;
-	if (j->want_slots != NOT_ASKED && j->want_slots > c->slots)
-		return agent_refuse(a, reply, AR_POLICY, src, "slots %u: the policy allows a home of %u at most",
-				    j->want_slots, c->slots), -1;
+	if (agent_policy(&a->cfg, j->world, j->want_job, j->want_prio, j->want_slots, why,
+			 sizeof(why)))
+		return agent_refuse(a, reply, AR_POLICY, src, "%s", why), -1;
 	return 0;
 }
 
@@ -202,6 +212,7 @@ static struct agent_entry *group_new(struct agent *a, const struct join *j,
 	e->want_prio = j->want_prio;
 	e->want_slots = j->want_slots;
 	e->since_ms = agent_mono_ms();
+	e->first_ns = agent_mono_ns();
 	return e;
 }
 
@@ -290,6 +301,22 @@ static int group_job(struct agent *a, struct esa_registry *r, struct agent_entry
 	return 0;
 }
 
+void agent_told(const struct agent_cfg *c, struct agent_entry *e, uint32_t home)
+{
+	e->window = c->window ? c->window : home < 512 ? home : 512;
+	e->beat_ms = c->beat_ms;
+	e->dead_ms = c->dead_ms;
+}
+
+/* The time from e's first join to now, its registration. */
+static void join_time(struct agent *a, const struct agent_entry *e)
+{
+	uint64_t ns = agent_mono_ns() - e->first_ns;
+
+	a->c.join_hist[esa_hist_bucket(ns / 1000, AGENT_JOIN_BUCKETS)]++;
+	a->c.join_ns_sum += ns;
+}
+
 /* Every rank has joined: the job on the switch, or the group failed. */
 static void group_register(struct agent *a, struct agent_entry *e)
 {
@@ -305,9 +332,11 @@ static void group_register(struct agent *a, struct agent_entry *e)
 	if (rc)
 		return group_fail(a, e, why);
 	e->ps = a->cfg.ps;
+	agent_told(&a->cfg, e, d.j.region_size);
 	e->state = AE_LIVE;
 	e->serial = ++a->next_serial;
 	a->c.registered++;
+	join_time(a, e);
 	agent_log("job %u registered for group %.8s: %s", e->id, e->group, e->desc);
 	agent_state_save(a);
 }
@@ -316,8 +345,6 @@ static void group_register(struct agent *a, struct agent_entry *e)
 static void join_answer(struct agent *a, const struct agent_entry *e,
 			const struct sockaddr_in *src, struct esa_amsg *reply)
 {
-	uint32_t slots = e->want_slots != NOT_ASKED ? e->want_slots : a->cfg.slots;
-	uint32_t window = a->cfg.window ? a->cfg.window : slots < 512 ? slots : 512;
 	struct esa_jobdesc d;
 	char s[24], why[160];
 
@@ -342,12 +369,12 @@ static void join_answer(struct agent *a, const struct agent_entry *e,
 	esa_amsg_add(reply, "switch", "%s", agent_fmt_sin(&e->sw, s));
 	esa_amsg_add(reply, "ps", "%s", agent_fmt_sin(&e->ps, s));
 	esa_amsg_add(reply, "values", "%u", e->values);
-	if (window)
-		esa_amsg_add(reply, "window", "%u", window);
+	if (e->window)
+		esa_amsg_add(reply, "window", "%u", e->window);
 	esa_amsg_add(reply, "max-prio", "%u", d.j.max_prio);
 	esa_amsg_add(reply, "lease", "%u", d.j.lease_ms);
-	esa_amsg_add(reply, "heartbeat", "%u", a->cfg.beat_ms);
-	esa_amsg_add(reply, "dead-after", "%u", a->cfg.dead_ms);
+	esa_amsg_add(reply, "heartbeat", "%u", e->beat_ms);
+	esa_amsg_add(reply, "dead-after", "%u", e->dead_ms);
 }
 
 void agent_join(struct agent *a, const struct esa_amsg *m, const struct sockaddr_in *src,

@@ -26,6 +26,22 @@ static struct agent_entry *find_job(struct agent *a, uint32_t id)
 	return NULL;
 }
 
+bool agent_known_addr(const struct agent *a, uint32_t ip)
+{
+	for (int i = 0; i < AGENT_MAX_ENTRIES; i++) {
+		const struct agent_entry *e = &a->e[i];
+
+		if (e->state != AE_LIVE)
+			continue;
+		if (e->ps.sin_addr.s_addr == ip)
+			return true;
+		for (uint32_t r = 0; r < e->world; r++)
+			if (e->rank[r].addr.sin_addr.s_addr == ip)
+				return true;
+	}
+	return false;
+}
+
 /* Job e deleted from the switch (gone already counts); then forgotten. */
 static int job_end(struct agent *a, struct agent_entry *e, const char *why)
 {
@@ -49,9 +65,8 @@ static int job_end(struct agent *a, struct agent_entry *e, const char *why)
 	return 0;
 }
 
-/* Ranks not released; those silent past dead-after into *silent. */
-static uint32_t ranks_left(const struct agent *a, const struct agent_entry *e, uint64_t now,
-			   uint32_t *silent)
+/* Ranks not released; those silent past the job's dead-after into *silent. */
+static uint32_t ranks_left(const struct agent_entry *e, uint64_t now, uint32_t *silent)
 {
 	uint32_t left = 0;
 
@@ -60,7 +75,7 @@ static uint32_t ranks_left(const struct agent *a, const struct agent_entry *e, u
 		if (e->rank[r].released)
 			continue;
 		left++;
-		*silent += now - e->rank[r].seen_ms > a->cfg.dead_ms;
+		*silent += now - e->rank[r].seen_ms > e->dead_ms;
 	}
 	return left;
 }
@@ -88,7 +103,7 @@ void agent_beat(struct agent *a, const struct esa_amsg *m, const struct sockaddr
 		e->rank[rank].released = true;
 		agent_state_save(a);
 	}
-	left = ranks_left(a, e, e->rank[rank].seen_ms, &silent);
+	left = ranks_left(e, e->rank[rank].seen_ms, &silent);
 	agent_reply(reply, "ok");
 	esa_amsg_add(reply, "job", "%u", id);
 	esa_amsg_add(reply, "left", "%u", left);
@@ -237,11 +252,11 @@ void agent_tick(struct agent *a)
 		}
 		if (e->state != AE_LIVE)
 			continue;
-		left = ranks_left(a, e, now, &silent);
+		left = ranks_left(e, now, &silent);
 		if (left && silent < left)
 			continue;
 		snprintf(why, sizeof(why), left ? "%u ranks silent for %u ms" :
-			 "every rank released it", left, a->cfg.dead_ms);
+			 "every rank released it", left, e->dead_ms);
 		if (job_end(a, e, why))
 			continue;
 		if (left)

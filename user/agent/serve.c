@@ -4,7 +4,10 @@
  * network, the protocol, the mac, the time and the nonce are checked in
  * that order before its type is looked at, and whatever fails is refused
  * with the reason and changes nothing but the counters.  The nonces of
- * the replay window are remembered here.
+ * the replay window are remembered here.  A sender outside the networks
+ * allowed is heard only when it is a rank or the PS of a live job (the
+ * policy tightened by a reload, which such jobs outlive), and only about
+ * the jobs there are: beats, releases, polls.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -31,6 +34,12 @@ const char *const agent_refusal_names[__AR_MAX] = {
 	[AR_FULL]	= "full",
 	[AR_UNKNOWN_JOB] = "unknown-job",
 	[AR_REGISTER]	= "register",
+};
+
+const char *const agent_answer_names[__AA_MAX] = {
+	[AA_OK]		= "ok",
+	[AA_WAIT]	= "wait",
+	[AA_REFUSED]	= "refused",
 };
 
 const char *const agent_req_names[__AQ_MAX] = {
@@ -72,12 +81,17 @@ void agent_log(const char *fmt, ...)
 	va_end(ap);
 }
 
-uint64_t agent_mono_ms(void)
+uint64_t agent_mono_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+uint64_t agent_mono_ms(void)
+{
+	return agent_mono_ns() / 1000000;
 }
 
 const char *agent_fmt_sin(const struct sockaddr_in *s, char *buf)
@@ -182,9 +196,12 @@ static int check_time(struct agent *a, const struct esa_amsg *m, const struct so
 	return 0;
 }
 
-/* The checks every request passes before its type is looked at. */
+/*
+ * The checks every request passes before its type is looked at; *outside:
+ * its sender is not in a network allowed, only a live job's rank or PS.
+ */
 static int admit(struct agent *a, const void *buf, size_t len, const struct sockaddr_in *src,
-		 struct esa_amsg *m, struct esa_amsg *reply)
+		 struct esa_amsg *m, struct esa_amsg *reply, bool *outside)
 {
 	uint8_t n[ESA_AMSG_NONCE_LEN / 2];
 	char why[160];
@@ -195,7 +212,8 @@ static int admit(struct agent *a, const void *buf, size_t len, const struct sock
 	if (len > ESA_AMSG_MAX)
 		return agent_refuse(a, reply, AR_OVERSIZED, src, "%zu bytes, more than %d", len,
 				    ESA_AMSG_MAX), -1;
-	if (!agent_allowed(&a->cfg, src->sin_addr.s_addr))
+	*outside = !agent_allowed(&a->cfg, src->sin_addr.s_addr);
+	if (*outside && !agent_known_addr(a, src->sin_addr.s_addr))
 		return agent_refuse(a, reply, AR_NETWORK, src,
 				    "%s is not in a network the policy allows",
 				    inet_ntoa(src->sin_addr)), -1;
@@ -225,15 +243,20 @@ void agent_handle(struct agent *a, const void *buf, size_t len, const struct soc
 		  struct esa_amsg *reply)
 {
 	static struct esa_amsg m;
+	bool outside = false;
 	int t;
 
 	a->c.requests++;
-	if (!admit(a, buf, len, src, &m, reply)) {
+	if (!admit(a, buf, len, src, &m, reply, &outside)) {
 		for (t = 0; t < __AQ_MAX && strcmp(m.type, agent_req_names[t]); t++)
 			;
 		if (t < __AQ_MAX)
 			a->c.by_type[t]++;
-		if (t == AQ_JOIN)
+		if (outside && (t == AQ_JOIN || t == __AQ_MAX))
+			agent_refuse(a, reply, AR_NETWORK, src, "%s is not in a network the policy "
+				     "allows (since a reload: only its live jobs are heard from it)",
+				     inet_ntoa(src->sin_addr));
+		else if (t == AQ_JOIN)
 			agent_join(a, &m, src, reply);
 		else if (t == AQ_BEAT || t == AQ_RELEASE)
 			agent_beat(a, &m, src, reply, t == AQ_RELEASE);
@@ -244,6 +267,10 @@ void agent_handle(struct agent *a, const void *buf, size_t len, const struct soc
 		else
 			agent_refuse(a, reply, AR_MALFORMED, src, "unknown request \"%s\"", m.type);
 	}
+	for (t = 0; t < __AA_MAX && strcmp(reply->type, agent_answer_names[t]); t++)
+		;
+	if (t < __AA_MAX)
+		a->c.answers[t]++;
 	esa_amsg_sign(reply, &a->key);
 }
 

@@ -5,9 +5,13 @@
  * on the switch.  Text, written whole to FILE.tmp, synced, and renamed
  * over FILE: a crash leaves the old state or the new, never half of one.
  *
- *   esa-agent-state 1
+ *   esa-agent-state 2
  *   serial N
- *   job SERIAL GROUP PS-OK RELEASED-MASK WORDS...   (jobdesc.h's words)
+ *   job SERIAL GROUP PS-OK RELEASED-MASK WINDOW HEARTBEAT DEAD-AFTER WORDS...
+ *
+ * WORDS are jobdesc.h's; WINDOW, HEARTBEAT and DEAD-AFTER what the ranks
+ * were told (a reload does not change them).  Version 1 had not these
+ * three: its jobs take the configuration's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -67,7 +71,7 @@ int agent_state_save(struct agent *a)
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		goto fail;
-	n = snprintf(line, sizeof(line), "esa-agent-state 1\nserial %llu\n",
+	n = snprintf(line, sizeof(line), "esa-agent-state 2\nserial %llu\n",
 		     (unsigned long long)a->next_serial);
 	rc = write_all(fd, line, n);
 	for (int i = 0; !rc && i < AGENT_MAX_ENTRIES; i++) {
@@ -75,9 +79,10 @@ int agent_state_save(struct agent *a)
 
 		if (e->state != AE_LIVE)
 			continue;
-		n = snprintf(line, sizeof(line), "job %llu %s %d %llx %s\n",
+		n = snprintf(line, sizeof(line), "job %llu %s %d %llx %u %u %u %s\n",
 			     (unsigned long long)e->serial, e->group, e->ps_ok,
-			     (unsigned long long)released_mask(e), e->desc);
+			     (unsigned long long)released_mask(e), e->window, e->beat_ms,
+			     e->dead_ms, e->desc);
 		rc = write_all(fd, line, n);
 	}
 	if (rc || fsync(fd) || close(fd) || rename(tmp, a->cfg.state_path)) {
@@ -114,19 +119,27 @@ static int on_switch(struct esa_registry *r, bool have_r, const struct esa_jobde
 	return 1;
 }
 
-/* One "job" line back into entry e. */
-static int load_job(struct agent *a, struct agent_entry *e, char *line, struct esa_registry *r,
-		    bool have_r)
+/* One "job" line of version v back into entry e. */
+static int load_job(struct agent *a, struct agent_entry *e, char *line, int v,
+		    struct esa_registry *r, bool have_r)
 {
 	unsigned long long serial, released;
 	struct esa_jobdesc d;
 	char why[160];
-	int ps_ok, at, on;
+	int ps_ok, at = 0, on, k;
 
 	memset(e, 0, sizeof(*e));
-	if (sscanf(line, "job %llu %32s %d %llx %n", &serial, e->group, &ps_ok, &released, &at) != 4 ||
+	if (v == 1)
+		k = sscanf(line, "job %llu %32s %d %llx %n", &serial, e->group, &ps_ok, &released,
+			   &at) + 3;
+	else
+		k = sscanf(line, "job %llu %32s %d %llx %u %u %u %n", &serial, e->group, &ps_ok,
+			   &released, &e->window, &e->beat_ms, &e->dead_ms, &at);
+	if (k != 7 || !at ||
 	    esa_jobdesc_parse_line(line + at, ESA_JD_NO_DEV, &d, why, sizeof(why)) < 0)
 		return agent_log("state: a job line is not one: %.60s", line), -1;
+	if (v == 1)
+		agent_told(&a->cfg, e, d.j.region_size);
 	on = on_switch(r, have_r, &d);
 	if (!on)
 		return agent_log("state: job %u is not on the switch as registered: forgotten", d.id),
@@ -179,7 +192,7 @@ int agent_state_load(struct agent *a, char *why, size_t len)
 	struct esa_registry r;
 	unsigned long long serial;
 	bool have_r;
-	int n = 0;
+	int n = 0, v;
 	FILE *f;
 
 	f = fopen(a->cfg.state_path, "r");
@@ -187,7 +200,8 @@ int agent_state_load(struct agent *a, char *why, size_t len)
 		return 0;
 	if (!f)
 		return snprintf(why, len, "state %s: %s", a->cfg.state_path, strerror(errno)), -1;
-	if (!fgets(line, sizeof(line), f) || strcmp(line, "esa-agent-state 1\n")) {
+	if (!fgets(line, sizeof(line), f) || sscanf(line, "esa-agent-state %d", &v) != 1 ||
+	    v < 1 || v > 2) {
 		fclose(f);
 		return snprintf(why, len, "state %s: not an esa-agent state file",
 				a->cfg.state_path), -1;
@@ -196,7 +210,7 @@ int agent_state_load(struct agent *a, char *why, size_t len)
 	while (fgets(line, sizeof(line), f) && n < AGENT_MAX_ENTRIES) {
 		if (sscanf(line, "serial %llu", &serial) == 1)
 			a->next_serial = serial;
-		else if (!strncmp(line, "job ", 4) && !load_job(a, &a->e[n], line, &r, have_r))
+		else if (!strncmp(line, "job ", 4) && !load_job(a, &a->e[n], line, v, &r, have_r))
 			n++;
 	}
 	fclose(f);
