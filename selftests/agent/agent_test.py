@@ -18,7 +18,11 @@ switch's jobs, the groups joining: a group under attack then completes
 with its own ranks); releases, vanished ranks and groups that never
 complete; the agent killed (SIGKILL) with a job live and started again:
 beats go on, a request from before the kill is not taken again, and the
-job is still released.  Prints TAP.
+job is still released; reloads (SIGHUP): a policy tightened refuses what it
+allowed before and drops a group joining, a live job outside it runs on
+with the timers its ranks were told, a new job gets the new ones, and a
+file that does not parse or changes where the agent listens changes
+nothing.  Prints TAP.
 """
 import argparse
 import contextlib
@@ -461,6 +465,113 @@ def test_restart(e):
        "both release it: deleted, counted by the new agent as released")
 
 
+def reload(e, text):
+    """The configuration rewritten, then SIGHUP: the agent's last reload line
+    once its counters show the reload (done or refused)."""
+    with open(e.conf, "w") as f:
+        f.write(text)
+    c = e.counters()
+    k = c.get("reloads", 0) + c.get("reload_failures", 0)
+    e.agent.send_signal(signal.SIGHUP)
+
+    def done():
+        if e.agent.poll() is not None:
+            return True
+        c = e.counters()
+        return c.get("reloads", 0) + c.get("reload_failures", 0) > k
+    wait_for(done, 10)
+    lines = [x for x in e.log("agent.log").splitlines() if x.startswith("esa-agent: reload: ")]
+    return lines[-1][len("esa-agent: reload: "):] if lines else ""
+
+
+def test_reload(e):
+    """A policy tightened by a reload: what it allowed before is refused, a
+    group joining it refuses is dropped, a live job outside it runs on."""
+    slow = e.conf_text.replace("heartbeat 300", "heartbeat 1500")
+    line = reload(e, slow)
+    if not ok(e.agent.poll() is None and line.startswith("job ids 20-29, max-prio 3, slots 32"),
+              "SIGHUP: the agent reads its configuration again (%s)" % (
+                  line or "it died: %s" % e.agent.returncode)):
+        return
+    c1, c2, c4 = e.client(1), e.client(2), e.client(4)
+    g = os.urandom(16).hex()
+    addrs = ["10.9.1.2:7060", "10.9.2.2:7060"]
+    r = join_all(e, [c1, c2], g, addrs, job=24)
+    if not ok(isinstance(r[0], dict) and r[0]["job"] == 24 and r[0]["heartbeat"] == 1500,
+              "job 24 asked for and registered, its ranks to beat every 1500 ms (%s)" % r[0]):
+        return
+    beats = [agent.Heartbeat(c, g, i, r[i]) for i, c in enumerate((c1, c2))]
+    ended = e.log("ps.log").count("job 24 ended")
+    gj = os.urandom(16).hex()
+
+    def join(host, rank, addr, group=gj, world=2, extra=()):
+        return signed(e, "join", [("group", group), ("world", world), ("rank", rank),
+                                  ("addr", addr)] + list(extra))
+    rtype, f, _ = e.raw(4, join(4, 0, "10.9.4.2:7061", extra=[("max-prio", 3)]))
+    ok(rtype == "wait", "a group asking max-prio 3, as the policy allows, joins: %s"
+       % f.get("why", rtype))
+    c0 = e.counters()
+    tight = (slow.replace("jobs 20-29", "jobs 20-22").replace("max-prio 3", "max-prio 1")
+             .replace("allow 10.9.2.0/24\n", "").replace("slots 32", "slots 16")
+             .replace("heartbeat 1500", "heartbeat 300").replace("dead-after 4000",
+                                                                 "dead-after 1000"))
+    line = reload(e, tight)
+    c = e.counters()
+    ok(c["reloads"] == c0["reloads"] + 1 and line.startswith(
+        "job ids 20-22, max-prio 1, slots 16, max-workers 4, 3 networks") and
+       line.endswith("1 job live (outside the policy: 24)"),
+       "SIGHUP with a policy tightened: ids 20-22, max-prio 1, slots 16, host 2's network "
+       "gone, dead-after 1000 ms (%s)" % line)
+    ok(c["groups_joining"] == c0["groups_joining"] - 1 and
+       c["groups_dropped"] == c0["groups_dropped"] + 1 and
+       "reload: group %s (1 of 2 ranks joined) dropped: max-prio 3 is above the policy's 1"
+       % gj[:8] in e.log("agent.log"), "the group joining that it no longer allows is dropped")
+    before = e.snapshot()
+    refused(e, 4, join(4, 0, "10.9.4.2:7061", extra=[("max-prio", 3)]), "policy",
+            "its rank 0 joins again, as allowed before", before)
+    refused(e, 4, join(4, 0, "10.9.4.2:7062", group=os.urandom(16).hex(),
+                       extra=[("job", 24)]), "policy", "a new group asking job 24", before)
+    refused(e, 2, join(2, 0, "10.9.2.2:7063", group=os.urandom(16).hex()), "network",
+            "a new group from host 2, a rank of job 24", before)
+    n0 = [b.beats for b in beats]
+    ok(wait_for(lambda: all(b.beats >= k + 3 for b, k in zip(beats, n0)), 30) and
+       not any(b.lost for b in beats) and e.switch_jobs().get(24) == addrs and
+       e.counters()["jobs_live"] == 1,
+       "job 24 runs on outside the policy (its id, max-prio 3, home of 32, rank 1 on host 2): "
+       "beats every 1500 ms taken though dead-after is now 1000 ms, from host 2 too (%s)"
+       % [b.lost for b in beats])
+    r = join_all(e, [c4, e.client(1)], os.urandom(16).hex(), ["10.9.4.2:7064", "10.9.1.2:7064"])
+    new = r[0] if isinstance(r[0], dict) else {}
+    ok(20 <= new.get("job", 0) <= 22 and new.get("max-prio") == 1 and
+       new.get("window") == 16 and new.get("heartbeat") == 300 and
+       new.get("dead-after") == 1000, "a new job gets the new policy: id, max-prio 1, window "
+       "16, heartbeat 300, dead-after 1000 (%s)" % (new or r[0]))
+    if new:
+        ok(wait_for(lambda: "job %d deleted: 2 ranks silent for 1000 ms" % new["job"]
+                    in e.log("agent.log"), 20), "its ranks silent: deleted after 1000 ms")
+    bad = tight + "max-prio 0\nfrob 1\n"
+    line = reload(e, bad)
+    gb = os.urandom(16).hex()
+    rtype, f, _ = e.raw(4, join(4, 0, "10.9.4.2:7065", group=gb, extra=[("max-prio", 1)]))
+    ok(line.endswith(': unknown key "frob"; nothing changed') and rtype == "wait" and
+       e.counters()["reload_failures"] == 1,
+       "a file that does not parse: one line says why (%s); max-prio 1 is still allowed" % line)
+    moved = tight.replace("listen 0.0.0.0:7681", "listen 0.0.0.0:7682").replace(
+        "state %s/agent.state" % e.dir, "state %s/elsewhere.state" % e.dir)
+    line = reload(e, moved)
+    ok(line == "listen and state cannot change without a restart; nothing changed" and
+       c1.beat(g, 0, 24) == 2, "listen and state changed: refused in one line (%s); it "
+       "answers where it listened" % line)
+    for b in beats:
+        b.stop()
+    kept = e.log("ps.log").count("job 24 ended") == ended
+    left = [c1.release(g, 0, 24), c2.release(g, 1, 24)]
+    ok(kept and left == [1, 0] and wait_for(lambda: 24 not in e.switch_jobs(), 10),
+       "job 24's ranks release it, host 2's too: deleted (esa-ps kept it through the reloads)")
+    with open(e.conf, "w") as f:
+        f.write(e.conf_text)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--prefix", required=True)
@@ -472,8 +583,7 @@ def main():
     subprocess.run([e.b + "/esa-agent", "--new-key", e.key_path], check=True)
     e.key = agent.load_key(e.key_path)
     e.conf = os.path.join(e.dir, "agent.conf")
-    with open(e.conf, "w") as f:
-        f.write("""listen 0.0.0.0:7681
+    e.conf_text = """listen 0.0.0.0:7681
 key {d}/key
 state {d}/agent.state
 pin {pin}
@@ -491,7 +601,9 @@ heartbeat 300
 dead-after 4000
 join-timeout 4000
 replay-window 10000
-""".format(d=e.dir, pin=e.a.pin))
+""".format(d=e.dir, pin=e.a.pin)
+    with open(e.conf, "w") as f:
+        f.write(e.conf_text)
     try:
         test_cli(e)
         ok(e.start_agent(), "esa-agent starts in the switch's namespace")
@@ -507,6 +619,7 @@ replay-window 10000
             test_full(e)
             wait_for(lambda: e.counters()["groups_joining"] == 0, 20)
             test_restart(e)
+            test_reload(e)
         c = e.counters()
         print("# counters: %s" % json.dumps(c), flush=True)
     finally:
