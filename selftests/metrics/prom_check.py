@@ -7,6 +7,7 @@ with Prometheus's own parser (Debian's python3-prometheus-client):
     prom_check.py ps PS.json PROM            esa-ps -j / GET /metrics
     prom_check.py workers JOBS.json PROM     esa-jobs -j / --metrics-file
     prom_check.py python PREFIX              Python workers: metrics() / stats()
+    prom_check.py agent AGENT.json PROM      esa-agent -j / GET /metrics
 
 Each prints what it compared, or what differs, and exits 0 or 1.  Every
 text must parse, every family have HELP (a text of its own, not its name:
@@ -229,10 +230,50 @@ def python(prefix):
         n, chunks)
 
 
+def agent(agentjson, text):
+    st, samples = json.load(open(agentjson)), parse(open(text).read())
+    n = 0
+
+    def eq(name, want, **labels):
+        nonlocal n
+        got = value(samples, name, **labels)
+        if got != want:
+            raise Bad("%s%s: %s in Prometheus, %s in JSON" % (name, labels, got, want))
+        n += 1
+    for k, v in st["by_type"].items():
+        eq("esa_agent_requests_total", v, type=k)
+    eq("esa_agent_requests_total", st["requests"] - sum(st["by_type"].values()), type="other")
+    for k, v in st["answers"].items():
+        eq("esa_agent_answers_total", v, result=k)
+    for k, v in st["refused"].items():
+        eq("esa_agent_refusals_total", v, reason=k)
+    if sum(st["answers"].values()) != st["requests"] or \
+            st["answers"]["refused"] != sum(st["refused"].values()):
+        raise Bad("the answers %s do not add up to the requests %d and the refusals"
+                  % (st["answers"], st["requests"]))
+    eq("esa_agent_jobs", st["jobs_live"])
+    eq("esa_agent_groups_joining", st["groups_joining"])
+    eq("esa_agent_registrations_total", st["jobs_registered"])
+    for cause in ("released", "timed_out", "gone"):
+        eq("esa_agent_deletions_total", st["jobs_" + cause], cause=cause)
+    for cause in ("expired", "failed", "dropped"):
+        eq("esa_agent_groups_ended_total", st["groups_" + cause], cause=cause)
+    eq("esa_agent_reloads_total", st["reloads"], result="ok")
+    eq("esa_agent_reloads_total", st["reload_failures"], result="failed")
+    hist_equal(samples, "esa_agent_join_seconds", st["join_hist"], st["join_ns_sum"] * 1e-9)
+    if not sum(st["join_hist"]) or not st["reloads"] or not st["answers"]["refused"] or \
+            not st["groups_joining"] or not st["jobs_released"]:
+        raise Bad("no registration, reload, refusal, group joining or release: not all "
+                  "compared (%s)" % json.dumps(st))
+    return "%d counters and gauges and the join-time histogram (%d registered) equal" % (
+        n, sum(st["join_hist"]))
+
+
 def main():
     what = sys.argv[1]
     try:
-        msg = {"switch": switch, "ps": ps, "workers": workers, "python": python}[what](
+        msg = {"switch": switch, "ps": ps, "workers": workers, "python": python,
+               "agent": agent}[what](
             *sys.argv[2:])
     except Bad as e:
         print(e)
