@@ -2,12 +2,14 @@
 # Install and uninstall every part, as a Debian package would lay it out
 # (README.md, "Deploying"):
 #
-#   make install [PREFIX=/usr/local] [DESTDIR=]   esactl, esa-ps (and
-#       esa-agent when built) in sbin, esa-jobs in bin, libesa (libesa.so.2
+#   make install [PREFIX=/usr/local] [DESTDIR=]   esactl, esa-ps and
+#       esa-agent in sbin, esa-jobs in bin, libesa (libesa.so.2
 #       and its links, libesa.a) in lib/TRIPLET with esa.pc, esa.h as
 #       include/esa/esa.h, the BPF objects in lib/esa, man pages, bash
-#       completions, systemd units, the Python package, and the example
-#       configuration in SYSCONFDIR/esa (never over one that is there)
+#       completions, systemd units (packaging/systemd: esa-switch, esa-ps,
+#       esa-agent, esa-metrics), the Python package, and the example
+#       configurations in SYSCONFDIR/esa (packaging/esa: switch.conf,
+#       ps.conf, agent.conf; never over one that is there)
 #   make uninstall [PREFIX=] [DESTDIR=]            all of it again (a
 #       configuration file only if it is still the example)
 #
@@ -37,9 +39,8 @@ ESA_PC		:= $(OUTPUT)/esa.pc
 UNITS		:= $(wildcard packaging/systemd/*.service packaging/systemd/*.timer)
 CONFS		:= $(wildcard packaging/esa/*.conf)
 
-# What goes where: SOURCE:DEST:MODE.  Entries whose source is missing
-# (esa-agent's before it is built here) are skipped by install; uninstall
-# removes every DEST.
+# What goes where: SOURCE:DEST:MODE.  Entries whose source is missing are
+# skipped by install; uninstall removes every DEST.
 INSTALL_FILES := \
 	$(OUTPUT)/esactl:$(SBINDIR)/esactl:755 \
 	$(ESA_PS):$(SBINDIR)/esa-ps:755 \
