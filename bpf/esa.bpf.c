@@ -217,10 +217,8 @@ static __always_inline int esa_data_slot(struct xdp_md *ctx, struct esa_hdr *h,
 	sidx = esa_slot_index(esa_cfg.policy, jid, k.seq, esa_cfg.slots,
 			      ji->region_base, ji->region_size);
 	if (sidx < 0) {
-		h->type = ESA_T_COLLISION;
-		h->reason = ESA_R_NOSLOT;
-		CNT(jc, ESA_C_NOSLOT);
-		return esa_to_ps(ctx, jid, jid);
+		esa_outcome_noslot(&o, jid, &k);
+		return esa_send_out(ctx, h, jc, jid, ji, &o);
 	}
 	idx = sidx;
 	s = bpf_map_lookup_elem(&esa_slots, &idx);

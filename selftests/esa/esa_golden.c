@@ -1879,6 +1879,44 @@ TEST_F(esa, spine_sends_unsummed_leaf_sums_to_the_ps)
 }
 
 /*
+ * A spine whose job has no switch memory (switchml without a region): a
+ * leaf's sum goes to the PS as the PARTIAL it is (rank none, the leaf's
+ * ranks, reason NOSLOT), never as a COLLISION, which a PS takes from one
+ * rank only; a worker's packet of a job without memory stays a COLLISION.
+ */
+TEST_F(esa, noslot_leaf_sum_goes_to_the_ps_as_a_partial)
+{
+	struct esa_job j = t_spine_job(7);
+	__u8 want[2048];
+	struct t_run r;
+	struct t_pkt p;
+	__s32 lx[NV];
+	int len;
+
+	LOAD(ESA_POLICY_SWITCHML, 64, 0);
+	ASSERT_EQ(0, t_job_add(&self->e, JS, &j, self->err, sizeof(self->err)));
+	for (int i = 0; i < NV; i++)
+		lx[i] = 3 * i - 40;
+	p = leaf_data(self, 2, 430, 1, 0xc, lx);
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw0, &r));
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	len = expect_ps(self, JS, 2, T_PS_A, t_ps_a_mac, ESA_T_PARTIAL,
+			ESA_R_NOSLOT, 0, JS, ESA_RANK_NONE, 430, 1, 0xc, lx, want);
+	EXPECT_BYTES(&r, want, len);
+	EXPECT_EQ(1, t_ctr(&self->e, JS, ESA_C_NOSLOT));
+	EXPECT_EQ(1, t_ctr(&self->e, JS, ESA_C_PS_TX));
+
+	/* one level: a worker's chunk without memory, a COLLISION */
+	j = t_job(W, T_PS_A, 7, 12);
+	ASSERT_EQ(0, t_job_add(&self->e, 12, &j, self->err, sizeof(self->err)));
+	SEND(12, 1, 431, 2, 0, &r);
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	len = expect_ps(self, 12, 1, T_PS_A, t_ps_a_mac, ESA_T_COLLISION,
+			ESA_R_NOSLOT, 0, 12, 1, 431, 2, 0x2, self->v[1], want);
+	EXPECT_BYTES(&r, want, len);
+}
+
+/*
  * Policy atp across two levels: the top holds the sum until its PS acks;
  * a leaf, whose sums go up, holds none.
  */
