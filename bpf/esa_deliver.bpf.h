@@ -249,8 +249,11 @@ static __always_inline int esa_deliver(struct xdp_md *ctx, __u32 jid,
  * to its spine at up_ip:up_port (the job's upstream, as the packet's
  * admission read it), from the leaf's address and port like everything the
  * switch sends; through the cached route.  When the next hop is not
- * resolved, through the kernel stack (the spine refuses that one packet;
- * the workers' resends go to the PS and finish the chunk there).
+ * resolved, through the kernel stack with the worker's source, as
+ * esa_to_ps() does (the leaf's own address would be a martian to the
+ * stack, dropped without resolving anything): the stack forwards it,
+ * resolving the next hop; the spine refuses that one packet (not from the
+ * leaf), and the workers' resends go to the PS and finish the chunk there.
  */
 __esa_global int esa_to_up(struct xdp_md *ctx, __u32 jid, __be32 up_ip,
 			   __be16 up_port)
@@ -259,12 +262,14 @@ __esa_global int esa_to_up(struct xdp_md *ctx, __u32 jid, __be32 up_ip,
 	struct esa_addr up = { .ip = up_ip, .port = up_port };
 	struct esa_route *rt = NULL;
 	struct esa_pkt p;
+	__be32 worker;
 	long rc;
 
 	if (esa_parse(ctx, &p))
 		return esa_drop(c, ESA_C_DROP_INTERNAL);
 	if (!up.ip)
 		return esa_drop(c, ESA_C_DROP_JOB);
+	worker = p.ip->saddr;
 	p.ip->saddr = esa_sw_addr(p.ip);
 	p.ip->daddr = up.ip;
 	p.ip->ttl = ESA_TTL;
@@ -280,6 +285,8 @@ __esa_global int esa_to_up(struct xdp_md *ctx, __u32 jid, __be32 up_ip,
 		return esa_xmit(rt->ifindex);
 	}
 	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH) {
+		p.ip->saddr = worker;
+		esa_ip_csum(p.ip);
 		CNT(c, ESA_C_PS_STACK);
 		return XDP_PASS;
 	}

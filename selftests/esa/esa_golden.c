@@ -1657,6 +1657,38 @@ TEST_F(esa, leaf_sends_its_sum_up)
 	EXPECT_BYTES(&r, want, len);
 }
 
+/*
+ * A leaf with no next hop for its spine: its sum goes up through the
+ * kernel stack with the completing worker's source, which the stack
+ * forwards (resolving the next hop on the way), as a PS's packets do; the
+ * leaf's own address as source would be a martian, dropped, and the next
+ * hop never resolved.
+ */
+TEST_F(esa, leaf_sum_up_through_the_stack_when_unresolved)
+{
+	struct esa_job j = leaf_job();
+	const struct iphdr *ip;
+	const struct esa_hdr *h;
+	struct t_run r;
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	j.up.ip = t_ip(T_PS_NONEIGH);
+	ASSERT_EQ(0, t_job_add(&self->e, JL, &j, self->err, sizeof(self->err)));
+	SEND(JL, 0, 305, 1, 0, &r);
+	SEND(JL, 1, 305, 1, 0, &r);
+	ASSERT_EQ(XDP_PASS, r.verdict);
+	ip = (const void *)(r.pkt + sizeof(struct ethhdr));
+	h = (const void *)(r.pkt + T_HDRS);
+	EXPECT_EQ(t_ip(T_PS_NONEIGH), ip->daddr);
+	EXPECT_EQ(t_worker_ip(1), ip->saddr);	/* the stack forwards it */
+	EXPECT_EQ(0, t_csum(ip, sizeof(*ip)));
+	EXPECT_EQ(ESA_T_DATA, h->type);
+	EXPECT_EQ(ESA_F_LEAF, h->flags);
+	EXPECT_EQ(0x3, be64toh(h->bitmap));
+	EXPECT_EQ(1, t_ctr(&self->e, JL, ESA_C_UP_TX));
+	EXPECT_EQ(1, t_ctr(&self->e, JL, ESA_C_PS_STACK));
+}
+
 /* A leaf with one rank of its job: each packet is the leaf's sum at once. */
 TEST_F(esa, leaf_of_one_rank_sends_at_once)
 {
