@@ -296,7 +296,10 @@ __esa_global int esa_to_up(struct xdp_md *ctx, __u32 jid, __be32 up_ip,
 /*
  * Two levels: at a leaf, the spine's result of a chunk goes on to the
  * leaf's ranks (its fan-out; the spine gave the PS its copy).  Only from
- * the job's spine: its address and port, and the port it is behind.
+ * the job's spine: its address and port, and the port it is behind.  The
+ * fan-out must be the job's current registration's (esa_broadcast()
+ * checks): a job registered again under its id never gets its results
+ * sent to the old registration's hosts.
  */
 static __always_inline int esa_down(struct xdp_md *ctx, struct iphdr *ip,
 				    struct udphdr *udp, struct esa_hdr *h,
@@ -304,9 +307,9 @@ static __always_inline int esa_down(struct xdp_md *ctx, struct iphdr *ip,
 {
 	const struct esa_fanout *fan = bpf_map_lookup_elem(&esa_members, &jid);
 	struct esa_addr up;
-	__u32 n;
+	__u32 n, reg;
 
-	if (!esa_job_up(ctx, jid, &up, &n) || !up.ip)
+	if (!esa_job_up(ctx, jid, &up, &n, &reg) || !up.ip)
 		return esa_drop(jc, ESA_C_DROP_TYPE);	/* not a leaf of it */
 	if (up.ip != ip->saddr || up.port != udp->source ||
 	    (fan && fan->up_ifindex && fan->up_ifindex != ctx->ingress_ifindex))
@@ -318,7 +321,7 @@ static __always_inline int esa_down(struct xdp_md *ctx, struct iphdr *ip,
 	    h->bitmap != bpf_cpu_to_be64(esa_full_mask(n)) || !fan)
 		return esa_drop(jc, ESA_C_DROP_HEADER);
 	CNT(jc, ESA_C_DOWN_RX);
-	return esa_deliver(ctx, jid, fan->reg, 0);
+	return esa_deliver(ctx, jid, reg, 0);
 }
 
 /* ------------------------------------------------------------------ */

@@ -1780,6 +1780,39 @@ TEST_F(esa, leaf_sends_the_spines_result_to_its_ranks)
 }
 
 /*
+ * A leaf hands the spine's result to the fan-out of the job's current
+ * registration only: registered again under the same id (here behind
+ * esactl's back, so its fan-out is still the old registration's), the
+ * job's results never go to the old registration's hosts; the sum goes
+ * whole to the PS (DELIVER), which delivers it.
+ */
+TEST_F(esa, leaf_delivers_to_the_current_registration_only)
+{
+	struct esa_job j = leaf_job();
+	const struct iphdr *ip;
+	const struct esa_hdr *h;
+	struct t_run r;
+	struct t_pkt p;
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	ASSERT_EQ(0, t_job_add(&self->e, JL, &j, self->err, sizeof(self->err)));
+	SEND(JL, 0, 306, 1, 0, &r);
+	SEND(JL, 1, 306, 1, 0, &r);
+	ASSERT_EQ(0, esa_job_del(&self->e, JL));
+	ASSERT_EQ(0, esa_job_add(&self->e, JL, &j, self->err, sizeof(self->err)));
+	p = spine_result(self, 306, self->sum);
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw1, &r));
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	ip = (const void *)(r.pkt + sizeof(struct ethhdr));
+	h = (const void *)(r.pkt + T_HDRS);
+	EXPECT_EQ(ESA_T_PARTIAL, h->type);
+	EXPECT_EQ(ESA_R_DELIVER, h->reason);
+	EXPECT_EQ(t_ip(T_PS_B), ip->daddr);
+	EXPECT_EQ(1, t_ctr(&self->e, JL, ESA_C_DOWN_RX));
+	EXPECT_EQ(1, t_ctr(&self->e, JL, ESA_C_FANOUT_MISS));
+}
+
+/*
  * A spine sums whole leaves: each leaf's DATA carries exactly the ranks
  * registered under it, from its address and port; the result goes to the
  * leaves and the PS.  A leaf's overflow carries into the result.
