@@ -64,6 +64,54 @@ static __always_inline long esa_ps_route(struct xdp_md *ctx, struct esa_pkt *p,
 }
 
 /*
+ * Why a packet the FIB would not route is dropped: too large for the
+ * route's MTU (the FIB says it needs fragmenting, and the switch sends
+ * with DF), or no route.
+ */
+static __always_inline __u32 esa_route_drop(long rc)
+{
+	return rc == BPF_FIB_LKUP_RET_FRAG_NEEDED ? ESA_C_DROP_MTU :
+						     ESA_C_DROP_NOROUTE;
+}
+
+/*
+ * Is the frame too large for port ifindex, by the kernel's own rule for a
+ * redirect (its MTU plus the link header and a VLAN tag, xdp_ok_fwd_dev()
+ * and is_skb_forwardable())?  ctx: an xdp_md or a __sk_buff.
+ */
+#define ESA_VLAN_HLEN	4
+#define esa_too_big(ctx, ifindex)					\
+	({								\
+		__u32 __mtu = 0;					\
+		bpf_check_mtu(ctx, ifindex, &__mtu, -ESA_VLAN_HLEN, 0) ==\
+			BPF_MTU_CHK_RET_FRAG_NEEDED;			\
+	})
+
+/*
+ * The copies of a sum the kernel's broadcast will not make: a devmap
+ * broadcast skips a port whose MTU the frame exceeds, silently.  Each
+ * member behind such a port is counted (drop_mtu); members are sorted by
+ * port, so each port is checked once.
+ */
+static __always_inline void esa_fan_mtu(struct xdp_md *ctx,
+					struct esa_counters *c,
+					const struct esa_fanout *fan,
+					int ps_copy)
+{
+	__u32 i, port = 0;
+	int big = 0;
+
+	for (i = 0; i < ESA_FAN_MAX && i < fan->n; i++) {
+		if (fan->m[i].ifindex != port) {
+			port = fan->m[i].ifindex;
+			big = esa_too_big(ctx, port);
+		}
+		if (big && (ps_copy || fan->m[i].rank != ESA_MEMBER_PS))
+			CNT(c, ESA_C_DROP_MTU);
+	}
+}
+
+/*
  * Send the frame in ctx out of port ifindex as it is: through esa_ports,
  * so that it carries the egress program as every frame queued to that port
  * must (esa_maps.h); a port the switch does not know gets a plain redirect.
@@ -125,7 +173,7 @@ __esa_global int esa_to_ps(struct xdp_md *ctx, __u32 ps_job, __u32 row)
 		CNT(c, ESA_C_PS_STACK);
 		return XDP_PASS;
 	}
-	return esa_drop(c, ESA_C_DROP_NOROUTE);
+	return esa_drop(c, esa_route_drop(rc));
 }
 
 /* Did this packet come in on a port attached in generic mode? */
@@ -220,6 +268,7 @@ __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 reg,
 	}
 	p.h->resv = ps_copy ? 0 : ESA_RESV_NO_PS;
 	esa_ip_csum(p.ip);	/* a valid frame even before egress */
+	esa_fan_mtu(ctx, c, fan, ps_copy);
 	return bpf_redirect_map(devmap, 0, BPF_F_BROADCAST);
 
 whole_to_ps:
@@ -290,7 +339,7 @@ __esa_global int esa_to_up(struct xdp_md *ctx, __u32 jid, __be32 up_ip,
 		CNT(c, ESA_C_PS_STACK);
 		return XDP_PASS;
 	}
-	return esa_drop(c, ESA_C_DROP_NOROUTE);
+	return esa_drop(c, esa_route_drop(rc));
 }
 
 /*
@@ -473,6 +522,10 @@ static __always_inline int esa_tc_fanout(struct __sk_buff *skb)
 			continue;
 		}
 		esa_ip_csum(p.ip);
+		if (esa_too_big(skb, m->ifindex)) {
+			CNT(c, ESA_C_DROP_MTU);
+			continue;
+		}
 		if (bpf_clone_redirect(skb, m->ifindex, 0)) {
 			CNT(c, ESA_C_COPY_TXERR);
 			continue;

@@ -1244,6 +1244,40 @@ TEST_F(esa, unresolved_and_unreachable_ps)
 }
 
 /*
+ * A route or a port whose MTU fell below the packets' size since the job
+ * was registered (esactl refuses them then): what the kernel would not
+ * send is counted drop_mtu, never drop_noroute, and never silently.  To
+ * the PS: the FIB says the packet needs fragmenting.  The copies of a sum:
+ * the kernel's broadcast skips a port whose MTU is too small, so each
+ * member behind it counts.
+ */
+TEST_F(esa, packets_above_the_mtu_are_counted)
+{
+	struct t_run r;
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	ASSERT_EQ(0, t_sh("ip route add " T_PS_A "/32 dev sw1 mtu lock 100"));
+	SEND(JA, 0, 230, 0, ESA_F_RESEND, &r);
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_DROP_MTU));
+	EXPECT_EQ(0, t_ctr(&self->e, JA, ESA_C_DROP_NOROUTE));
+	ASSERT_EQ(0, t_sh("ip route del " T_PS_A "/32"));
+
+	/* job B's three ranks are behind sw0, its PS behind sw1 */
+	ASSERT_EQ(0, t_sh("ip link set sw0 mtu 150"));
+	for (int k = 0; k < W; k++)
+		SEND(JB, k, 231, 0, 0, &r);
+	EXPECT_EQ(XDP_REDIRECT, r.verdict);
+	EXPECT_EQ(1, t_ctr(&self->e, JB, ESA_C_COMPLETED));
+	EXPECT_EQ(W, t_ctr(&self->e, JB, ESA_C_DROP_MTU));
+	ASSERT_EQ(0, t_sh("ip link set sw0 mtu 1500"));
+	for (int k = 0; k < W; k++)
+		SEND(JB, k, 232, 0, 0, &r);
+	EXPECT_EQ(XDP_REDIRECT, r.verdict);
+	EXPECT_EQ(W, t_ctr(&self->e, JB, ESA_C_DROP_MTU));
+}
+
+/*
  * The route to a PS is the FIB's answer, cached for ESA_ROUTE_TTL_NS: a
  * next hop that changes within it is not seen (the packet goes out by the
  * cache, no lookup), after it is.  The test puts the cache's stamp where it

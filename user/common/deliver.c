@@ -53,12 +53,13 @@ static int esa_place_one(struct esa *e, const struct esa_job *j, int i,
 {
 	__be32 ip = esa_place_ip(j, i);
 	char who[64], dev[IF_NAMESIZE] = "?";
+	int rc, need = ESA_IP_LEN(e->cfg.nvals);
+	__u32 rmtu = 0;
 	bool local;
-	int rc;
 
 	esa_who(j, i, who, sizeof(who));
 	if (!p->ifindex) {
-		rc = esa_route_dev(ip, &p->ifindex, &local);
+		rc = esa_route_dev(ip, &p->ifindex, &local, &rmtu);
 		if (rc)
 			return ERR("%s: no route from the switch: %s", who,
 				   strerror(-rc));
@@ -71,6 +72,14 @@ static int esa_place_one(struct esa *e, const struct esa_job *j, int i,
 	if (!esa_port_registered(e, p->ifindex))
 		return ERR("%s is behind %s, where ESA is not attached (esactl dev attach %s)",
 			   who, dev, dev);
+	/* what the switch sends it must get there (esa_port_fits()) */
+	rc = esa_if_mtu(p->ifindex);
+	if (rc >= 0 && rc < need)
+		return ERR("%s is behind %s, whose MTU %d is below the packets' %d bytes",
+			   who, dev, rc, need);
+	if (rmtu && rmtu < (__u32)need)
+		return ERR("%s is reached by a route of MTU %u, below the packets' %d bytes",
+			   who, rmtu, need);
 	return 0;
 }
 

@@ -121,6 +121,8 @@ int esa_port_generic(struct esa *e, int ifindex);
 int esa_port_each(struct esa *e, int (*fn)(int ifindex, void *arg), void *arg);
 /* Register a port for sending without attaching (tests, a PS's port). */
 int esa_port_register(struct esa *e, int ifindex, char *err, size_t len);
+/* The MTU of port ifindex, or -errno. */
+int esa_if_mtu(int ifindex);
 
 /* ------------------------------------------------------------------ */
 /* Where members live and how results reach them (deliver.c)           */
@@ -151,8 +153,11 @@ void esa_deliver_clear(struct esa *e, __u32 id);
 int esa_bind_read(struct esa *e, __u32 id, int rank, struct esa_bind *b);
 int esa_fanout_read(struct esa *e, __u32 id, struct esa_fanout *f);
 
-/* The port the box reaches ip through (route.c); *local: ip is the box's. */
-int esa_route_dev(__be32 ip, int *ifindex, bool *local);
+/*
+ * The port the box reaches ip through (route.c); *local: ip is the box's;
+ * *mtu: the route's own MTU, 0 if it has none (then the port's rules).
+ */
+int esa_route_dev(__be32 ip, int *ifindex, bool *local, __u32 *mtu);
 
 extern const char *const esa_counter_names[__ESA_C_MAX];
 /* What each counts, a line (names.c; Prometheus's HELP). */

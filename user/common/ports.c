@@ -8,12 +8,16 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 #include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "loader.h"
+#include "esa_nl.h"
 
 #define ERR(...)	esa_fail(err, len, -1, __VA_ARGS__)
 
@@ -23,6 +27,45 @@ static __u32 esa_prog_id(int fd)
 	__u32 len = sizeof(info);
 
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+int esa_if_mtu(int ifindex)
+{
+	struct ifreq ifr = {};
+	int fd, rc;
+
+	if (!if_indextoname(ifindex, ifr.ifr_name))
+		return -errno;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	rc = ioctl(fd, SIOCGIFMTU, &ifr) ? -errno : ifr.ifr_mtu;
+	close(fd);
+	return rc;
+}
+
+/*
+ * Can port ifindex carry what the switch sends?  Its MTU must hold the
+ * packets, and in native mode it must take XDP redirects: the kernel's
+ * broadcast skips a port that cannot, and one whose MTU the frame exceeds,
+ * without a word.  Where the kernel does not report XDP features (before
+ * 6.3), the driver's redirects fail later instead, counted as its tx
+ * drops.
+ */
+static int esa_port_fits(struct esa *e, int ifindex, const char *name,
+			 int generic, char *err, size_t len)
+{
+	int mtu = esa_if_mtu(ifindex), need = ESA_IP_LEN(e->cfg.nvals);
+	__u64 f;
+
+	if (mtu >= 0 && mtu < need)
+		return ERR("%s's MTU %d is below the packets' %d bytes (values %u): raise it (ip link set %s mtu %d) or load fewer values",
+			   name, mtu, need, e->cfg.nvals, name, need);
+	if (!generic && !esa_nl_xdp_features(ifindex, &f) &&
+	    !(f & ESA_XDP_ACT_NDO_XMIT))
+		return ERR("%s cannot take XDP redirects (no ndo_xdp_xmit; a veth's peer needs XDP or GRO): results for it would be lost; attach it in mode generic",
+			   name);
+	return 0;
 }
 
 int esa_port_registered(struct esa *e, int ifindex)
@@ -125,6 +168,8 @@ int esa_port_attach(struct esa *e, int ifindex, int generic, char *err,
 			   name, generic ? "native" : "generic", name);
 	if (!bpf_xdp_query_id(ifindex, mode, &id) && id && id != ours)
 		return ERR("%s already runs XDP program %u: detach it first", name, id);
+	if (esa_port_fits(e, ifindex, name, generic, err, len))
+		return -1;
 	if (id != ours) {
 		rc = bpf_xdp_attach(ifindex, e->prog_fd,
 				    XDP_FLAGS_UPDATE_IF_NOEXIST | mode, NULL);
