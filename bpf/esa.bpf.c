@@ -29,6 +29,7 @@
 
 #define AF_INET		2
 #define fallthrough	__attribute__((__fallthrough__))
+#define IP_DF		0x4000	/* everything the switch sends carries it */
 #define IP_MF		0x2000
 #define IP_OFFSET	0x1fff
 #define NSEC_PER_MSEC	1000000ULL

@@ -153,6 +153,7 @@ __esa_global int esa_to_ps(struct xdp_md *ctx, __u32 ps_job, __u32 row)
 	p.ip->saddr = esa_sw_addr(p.ip);
 	p.ip->daddr = ps.ip;
 	p.ip->ttl = ESA_TTL;
+	p.ip->frag_off = bpf_htons(IP_DF);
 	p.ip->id = 0;
 	p.udp->source = esa_cfg.port;
 	p.udp->dest = ps.port;
@@ -258,6 +259,7 @@ __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 reg,
 		goto whole_to_ps;
 
 	p.ip->ttl = ESA_TTL;
+	p.ip->frag_off = bpf_htons(IP_DF);
 	p.ip->id = (__u16)(++cpu->bcast);
 	p.udp->source = esa_cfg.port;
 	p.udp->check = 0;
@@ -322,6 +324,7 @@ __esa_global int esa_to_up(struct xdp_md *ctx, __u32 jid, __be32 up_ip,
 	p.ip->saddr = esa_sw_addr(p.ip);
 	p.ip->daddr = up.ip;
 	p.ip->ttl = ESA_TTL;
+	p.ip->frag_off = bpf_htons(IP_DF);
 	p.ip->id = 0;
 	p.udp->source = esa_cfg.port;
 	p.udp->dest = up.port;

@@ -109,6 +109,7 @@ static int expect_result(FIXTURE_DATA(esa) *self, __u16 job, __u32 seq,
 	struct t_pkt p = t_data(&self->n, job, completer, seq, prio, sum, NV);
 
 	p.ipid = ipid;		/* the broadcast's number: the switch's choice */
+	p.df = 1;		/* everything the switch sends */
 	p.saddr = t_ip(T_SW_IP);
 	p.sport = ESA_DEFAULT_PORT;
 	p.type = ESA_T_RESULT;
@@ -132,6 +133,7 @@ static int expect_ps(FIXTURE_DATA(esa) *self, __u16 from_job, int from_rank,
 	p.saddr = t_ip(T_SW_IP);
 	p.sport = ESA_DEFAULT_PORT;
 	p.ttl = 64;
+	p.df = 1;		/* everything the switch sends */
 	p.daddr = t_ip(ps);
 	p.dport = T_PS_PORT;
 	p.type = type;
@@ -998,6 +1000,7 @@ static void expect_worker_copy(struct __test_metadata *_metadata,
 	EXPECT_EQ(t_ip(T_SW_IP), got->saddr);
 	EXPECT_EQ(T_WORKER_PORT + job, got->dport);
 	EXPECT_EQ(ESA_DEFAULT_PORT, got->sport);
+	EXPECT_EQ(1, got->df);
 	EXPECT_EQ(0, got->resv);
 	EXPECT_EQ(0, t_csum(w->pkt + sizeof(struct ethhdr), sizeof(struct iphdr)));
 	t_worker_mac(rank, mac);
