@@ -59,6 +59,14 @@ bool esa_job_two_levels(const struct esa_job *j)
 	return false;
 }
 
+bool esa_job_spine(const struct esa_job *j)
+{
+	for (int r = 0; r < ESA_MAX_WORKERS; r++)
+		if (j->set[r])
+			return true;
+	return false;
+}
+
 __u64 esa_job_mask(const struct esa_job *j)
 {
 	__u64 m = 0;
@@ -160,6 +168,10 @@ int esa_job_check(const struct esa_cfg *cfg, __u32 id, const struct esa_job *j,
 			    j->lease_ms > ESA_LEASE_MS_MAX))
 		return ERR("a lease is 0 (none) or %u to %u ms, not %u",
 			   ESA_LEASE_MS_MIN, ESA_LEASE_MS_MAX, j->lease_ms);
+	/* a spine sees no resends: only ageing frees a leaf's sum the PS
+	 * finished (docs/design.md, "Two levels") */
+	if (!cfg->stale_ms && esa_job_spine(j))
+		return ERR("a spine's job needs ageing, and the program was loaded with stale 0 (esactl prog load ... stale MS)");
 	return esa_ranks_check(j, err, len) ?: esa_region_check(cfg, j, err, len);
 }
 

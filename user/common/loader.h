@@ -90,6 +90,8 @@ static inline bool esa_job_member(const struct esa_job *j, int r)
 __u64 esa_job_mask(const struct esa_job *j);
 /* Is job j a leaf's or a spine's (an upstream, or a member with ranks)? */
 bool esa_job_two_levels(const struct esa_job *j);
+/* Is job j a spine's (a member that is a leaf with its ranks)? */
+bool esa_job_spine(const struct esa_job *j);
 /* Active and expired are both registered; expired = silent past its lease. */
 int esa_job_expired(const struct esa_job *j);
 __u32 esa_job_gen(const struct esa_job *j);
