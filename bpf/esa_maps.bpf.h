@@ -87,14 +87,16 @@ struct {
 } esa_portinfo SEC(".maps");
 
 /*
- * Per CPU: the coarse clock, read once per tick (see esa_now()), and the
- * number of the CPU's last result broadcast.
+ * Per CPU: the coarse clock, read once per tick (see esa_now()), the
+ * number of the CPU's last result broadcast, and (loaded without addr) the
+ * last destination the FIB said is this box's (esa_to_me()).
  */
 struct esa_cpu {
 	__u64	jiffies;
 	__u64	now_ns;
 	__u32	bcast;
-	__u32	resv;
+	__be32	me;
+	__u64	me_ns;		/* when the FIB said so; 0: never */
 };
 
 struct {

@@ -950,9 +950,14 @@ TEST_F(esa, odd_ip_on_esa_port_dropped)
 	EXPECT_EQ(0, t_ctr(&self->e, JA, ESA_C_CLAIMED));
 }
 
-/* Non-ESA traffic passes to the stack, byte for byte. */
+/*
+ * Non-ESA traffic passes to the stack, byte for byte; so does UDP to the
+ * ESA port that the box forwards (loaded without addr, the switch takes
+ * only what is addressed to the box itself).
+ */
 TEST_F(esa, other_traffic_passes_untouched)
 {
+	struct iphdr *ip;
 	__u8 buf[2048];
 	struct t_pkt p;
 	struct t_run r;
@@ -960,13 +965,21 @@ TEST_F(esa, other_traffic_passes_untouched)
 
 	LOAD(ESA_POLICY_ESA, 64, 0);
 	p = t_data(&self->n, JA, 0, 160, 0, self->v[0], NV);
-	for (int t = 0; t < 4; t++) {
+	for (int t = 0; t < 6; t++) {
 		len = t_build(&p, buf);
+		ip = (void *)(buf + sizeof(struct ethhdr));
 		switch (t) {
 		case 0: buf[12] = 0x08; buf[13] = 0x06; break;	/* ARP */
 		case 1: buf[12] = 0x86; buf[13] = 0xdd; break;	/* IPv6 */
 		case 2: buf[sizeof(struct ethhdr) + 9] = IPPROTO_TCP; break;
 		case 3: buf[T_HDRS - 6] ^= 1; break;		/* other port */
+		case 4:						/* transit */
+		case 5:			/* transit, first fragment */
+			ip->daddr = t_ip(T_PS_A);
+			ip->frag_off = t == 5 ? htons(0x2000) : 0;
+			ip->check = 0;
+			ip->check = t_csum(ip, sizeof(*ip));
+			break;
 		}
 		ASSERT_EQ(0, t_run(self->e.prog_fd, buf, len, self->n.sw0, NULL, 0, &r));
 		EXPECT_EQ(XDP_PASS, r.verdict) TH_LOG("case %d", t);
