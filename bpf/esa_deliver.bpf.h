@@ -269,6 +269,7 @@ __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 reg,
 		return esa_fan_by_tc(ctx, c, jid, reg, ps_copy);
 	}
 	p.h->resv = ps_copy ? 0 : ESA_RESV_NO_PS;
+	esa_stamp_reg(p.eth->h_source, reg);	/* egress checks it */
 	esa_ip_csum(p.ip);	/* a valid frame even before egress */
 	esa_fan_mtu(ctx, c, fan, ps_copy);
 	return bpf_redirect_map(devmap, 0, BPF_F_BROADCAST);
@@ -429,6 +430,9 @@ static __always_inline int esa_address(struct esa_pkt *p, __u32 jid,
  * it is.  A copy of a result goes to the next member behind this port: the
  * copies of one broadcast (same IP id, job and chunk) reach a port back to
  * back in member order, so counting them tells which member each is for.
+ * The members are those of the registration the ingress stamped in the
+ * copy: a job registered again before the port's flush has its old sum's
+ * copies dropped (copy_drop), never addressed to the new hosts.
  */
 static __always_inline int esa_egress(struct xdp_md *ctx, __u32 ifindex)
 {
@@ -452,6 +456,8 @@ static __always_inline int esa_egress(struct xdp_md *ctx, __u32 ifindex)
 	seen = bpf_map_lookup_elem(&esa_seen, &k);
 	if (!fan || !seen)
 		return esa_drop(c, ESA_C_DROP_INTERNAL);
+	if (esa_stamped_reg(p.eth->h_source) != fan->reg)
+		return esa_drop(c, ESA_C_COPY_DROP);
 	if (seen->ifindex != ifindex || seen->bcast != p.ip->id ||
 	    seen->job != jid || seen->seq != p.h->seq) {
 		seen->ifindex = ifindex;

@@ -333,12 +333,27 @@ struct esa_route {
 
 /*
  * Results carry, between the ingress and the egress program, which
- * broadcast they are (the IP header's id: each CPU numbers its broadcasts)
- * and, in the ESA header's reserved byte, whether the PS needs a copy.
- * Egress sets the reserved byte back to 0.  In the packet, not in XDP
+ * broadcast they are (the IP header's id: each CPU numbers its broadcasts),
+ * in the ESA header's reserved byte whether the PS needs a copy, and in
+ * the first four bytes of the Ethernet source the registration whose
+ * members the copies are for (esa_stamp_reg()): egress addresses a copy
+ * only from the fan-out table of that registration.  Egress sets the
+ * reserved byte back to 0 and writes both MACs.  In the packet, not in XDP
  * metadata, which generic XDP does not carry across a redirect.
  */
 #define ESA_RESV_NO_PS	0x1	/* the PS has the sum (policy atp's ACK) */
+
+/* The registration in a result's Ethernet source, by halves (aligned 2). */
+static inline void esa_stamp_reg(__u8 *mac, __u32 reg)
+{
+	((__u16 *)mac)[0] = (__u16)(reg >> 16);
+	((__u16 *)mac)[1] = (__u16)reg;
+}
+
+static inline __u32 esa_stamped_reg(const __u8 *mac)
+{
+	return (__u32)((const __u16 *)mac)[0] << 16 | ((const __u16 *)mac)[1];
+}
 
 /*
  * Generic (SKB) mode cannot fan out through a devmap: it clones the skb

@@ -107,7 +107,11 @@ static int expect_result(FIXTURE_DATA(esa) *self, __u16 job, __u32 seq,
 			 __u8 flags, __be16 ipid, __u8 *buf)
 {
 	struct t_pkt p = t_data(&self->n, job, completer, seq, prio, sum, NV);
+	struct esa_job j;
 
+	if (esa_job_read(&self->e, job, &j))
+		return -1;
+	esa_stamp_reg(p.smac, j.reg);	/* whose members: for egress */
 	p.ipid = ipid;		/* the broadcast's number: the switch's choice */
 	p.df = 1;		/* everything the switch sends */
 	p.saddr = t_ip(T_SW_IP);
@@ -1064,6 +1068,36 @@ TEST_F(esa, egress_addresses_every_member)
 		SEND(JA, k, 171, 0, 0, &r);
 	ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw0, &w, &got, vals));
 	EXPECT_EQ(t_worker_ip(0), got.daddr);
+}
+
+/*
+ * A copy addresses itself to the members of the registration whose sum it
+ * carries: the job registered again (other hosts) between the ingress and
+ * the port's flush, its copies of the old sum are dropped and counted,
+ * never sent to the new registration's hosts.
+ */
+TEST_F(esa, egress_copies_of_an_old_registration_dropped)
+{
+	struct esa_job j = t_job(W, T_PS_A, 7, JA);
+	struct esa_registry reg;
+	struct t_run r, w;
+	struct t_pkt got;
+	__s32 vals[NV];
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	for (int k = 0; k < W; k++)
+		SEND(JA, k, 173, 0, 0, &r);
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	ASSERT_EQ(0, esa_job_del(&self->e, JA));
+	esa_deliver_clear(&self->e, JA);
+	for (int k = 0; k < W; k++)
+		j.rank[k].ip = t_worker_ip(k + 3);
+	ASSERT_EQ(0, t_registry(&self->e, &reg));
+	ASSERT_EQ(0, t_job_add_macs(&reg, JA, &j)) TH_LOG("%s", reg.err);
+	esa_registry_close(&reg);
+	EXPECT_EQ(XDP_DROP, egress(self, &r, self->n.sw0, &w, &got, vals));
+	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_COPY_DROP));
+	EXPECT_EQ(0, t_ctr(&self->e, JA, ESA_C_RESULT_TX));
 }
 
 /* A job's workers and its PS behind one port each get their copy. */
