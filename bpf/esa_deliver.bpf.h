@@ -440,7 +440,7 @@ static __always_inline int esa_egress(struct xdp_md *ctx, __u32 ifindex)
 	const struct esa_member *m;
 	struct esa_egress_seen *seen;
 	struct esa_counters *c;
-	__u32 k = ifindex % 4096, jid, i;
+	__u32 jid, i;
 	struct esa_pkt p;
 	int no_ps;
 
@@ -453,7 +453,7 @@ static __always_inline int esa_egress(struct xdp_md *ctx, __u32 ifindex)
 	jid = bpf_ntohs(p.h->job);
 	c = esa_ctr(jid);
 	fan = bpf_map_lookup_elem(&esa_members, &jid);
-	seen = bpf_map_lookup_elem(&esa_seen, &k);
+	seen = bpf_map_lookup_elem(&esa_seen, &ifindex);
 	if (!fan || !seen)
 		return esa_drop(c, ESA_C_DROP_INTERNAL);
 	if (esa_stamped_reg(p.eth->h_source) != fan->reg)

@@ -356,6 +356,22 @@ static inline __u32 esa_stamped_reg(const __u8 *mac)
 }
 
 /*
+ * Per CPU and port (key: its ifindex, one entry for each port in
+ * esa_ports, made and removed with it by the control plane): the
+ * broadcast whose copies the egress program is handing out there, and the
+ * member the next copy is for.  A port's copies of one broadcast reach it
+ * back to back, in member order, on the CPU that made them (queued in
+ * native mode); another port's copies in between are counted apart.
+ */
+struct esa_egress_seen {
+	__u32	ifindex;
+	__u32	seq;
+	__u16	job;
+	__u16	bcast;		/* the IP id of the broadcast's copies */
+	__u32	next;		/* member index of the next copy */
+};
+
+/*
  * Generic (SKB) mode cannot fan out through a devmap: it clones the skb
  * for every entry and runs the egress program on each clone without
  * unsharing it, so every member's addressing lands in one shared buffer

@@ -1100,6 +1100,44 @@ TEST_F(esa, egress_copies_of_an_old_registration_dropped)
 	EXPECT_EQ(0, t_ctr(&self->e, JA, ESA_C_RESULT_TX));
 }
 
+/*
+ * Egress keeps, per CPU and port, which copy of a broadcast comes next:
+ * two ports whose ifindexes are 4096 apart keep theirs apart.  Job 6's
+ * ranks are behind sw0, its PS behind a port of index sw0 + 4096; the
+ * copies, interleaved across the two ports, each reach their member.
+ */
+TEST_F(esa, egress_ports_keep_their_own_count)
+{
+	struct esa_job j = t_job(W, "10.0.2.2", 7, 6);
+	int alias = self->n.sw0 + 4096;
+	struct t_run r, w;
+	struct t_pkt got;
+	__s32 vals[NV];
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	ASSERT_EQ(0, t_sh("set -e; exec >/dev/null 2>&1\n"
+			  "ip link add swa index %d type veth peer name ha\n"
+			  "ip link set swa up; ip link set ha up\n"
+			  "ip addr add 10.0.2.1/24 dev swa\n"
+			  "ip neigh add 10.0.2.2 lladdr 02:00:00:00:02:02 nud permanent dev swa\n",
+			  alias));
+	ASSERT_EQ(0, t_port_register(&self->e, alias));
+	ASSERT_EQ(0, t_job_add(&self->e, 6, &j, self->err, sizeof(self->err)))
+		TH_LOG("%s", self->err);
+	for (int k = 0; k < W; k++)
+		SEND(6, k, 174, 0, 0, &r);
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	for (int k = 0; k < W; k++) {
+		ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw0, &w, &got, vals));
+		EXPECT_EQ(t_worker_ip(k), got.daddr) TH_LOG("copy %d on sw0", k);
+		if (k == 0) {
+			ASSERT_EQ(XDP_PASS, egress(self, &r, alias, &w, &got, vals));
+			EXPECT_EQ(t_ip("10.0.2.2"), got.daddr);
+		}
+	}
+	EXPECT_EQ(0, t_ctr(&self->e, 6, ESA_C_COPY_DROP));
+}
+
 /* A job's workers and its PS behind one port each get their copy. */
 TEST_F(esa, egress_workers_and_ps_share_a_port)
 {

@@ -39,7 +39,8 @@ struct esa {
 	int	tc_fd;		/* generic mode's fan-out (tc ingress) */
 	int	egress_test_fd;	/* its test copy (loaded objects only) */
 	int	jobs_fd, slots_fd, acc_fd, counters_fd, tombs_fd, routes_fd;
-	int	binds_fd, members_fd, fan_fd, ports_fd, portinfo_fd, cfg_fd;
+	int	binds_fd, members_fd, fan_fd, ports_fd, portinfo_fd, seen_fd;
+	int	cfg_fd;
 	struct esa_job *jobs;	/* the jobs map, mmap()ed */
 	size_t	jobs_len;
 	struct esa_cfg cfg;

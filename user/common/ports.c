@@ -7,6 +7,7 @@
  * it, include/esa_maps.h).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
@@ -76,6 +77,22 @@ int esa_port_registered(struct esa *e, int ifindex)
 	return !bpf_map_lookup_elem(e->ports_fd, &k, &v);
 }
 
+/*
+ * The port's entry in esa_seen, egress's count of the copies it hands out
+ * there (per CPU, zeroed); one made earlier is kept.
+ */
+static int esa_port_seen(struct esa *e, __u32 k)
+{
+	void *zero = calloc(e->ncpus, (sizeof(struct esa_egress_seen) + 7) & ~7);
+	int rc;
+
+	if (!zero)
+		return -ENOMEM;
+	rc = bpf_map_update_elem(e->seen_fd, &k, zero, BPF_NOEXIST);
+	free(zero);
+	return rc && errno != EEXIST ? -errno : 0;
+}
+
 int esa_port_register(struct esa *e, int ifindex, char *err, size_t len)
 {
 	struct bpf_devmap_val v = {
@@ -84,11 +101,14 @@ int esa_port_register(struct esa *e, int ifindex, char *err, size_t len)
 	};
 	char name[IF_NAMESIZE] = "?";
 	__u32 k = ifindex;
+	int rc;
 
-	if (!bpf_map_update_elem(e->ports_fd, &k, &v, BPF_ANY))
+	rc = esa_port_seen(e, k);
+	if (!rc && !bpf_map_update_elem(e->ports_fd, &k, &v, BPF_ANY))
 		return 0;
+	rc = rc ?: -errno;
 	if_indextoname(ifindex, name);
-	return ERR("cannot register %s for sending: %s", name, strerror(errno));
+	return ERR("cannot register %s for sending: %s", name, strerror(-rc));
 }
 
 /*
@@ -199,6 +219,7 @@ int esa_port_detach(struct esa *e, int ifindex, char *err, size_t len)
 
 	if_indextoname(ifindex, name);
 	found += !bpf_map_delete_elem(e->ports_fd, &k);
+	bpf_map_delete_elem(e->seen_fd, &k);
 	found += esa_port_tc_detach(e, ifindex);
 	for (int m = 0; m < 2; m++) {
 		__u32 mode = m ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
