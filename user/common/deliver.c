@@ -258,3 +258,29 @@ int esa_fanout_read(struct esa *e, __u32 id, struct esa_fanout *f)
 {
 	return bpf_map_lookup_elem(e->members_fd, &id, f) ? -errno : 0;
 }
+
+/* Does fan-out f send to port ifindex (a member, or a leaf's spine)? */
+static bool esa_fan_uses(const struct esa_fanout *f, int ifindex)
+{
+	for (int i = 0; i < f->n && i < ESA_FAN_MAX; i++)
+		if (f->m[i].ifindex == (__u32)ifindex)
+			return true;
+	return f->up_ifindex == (__u32)ifindex;
+}
+
+int esa_port_serves(struct esa *e, int ifindex, __u32 *id)
+{
+	struct esa_fanout *f = calloc(1, sizeof(*f));
+	int found = 0;
+
+	if (!f)
+		return -ENOMEM;
+	for (__u32 k = 0; k < e->cfg.max_jobs && !found; k++) {
+		if (esa_fanout_read(e, k, f) || !f->reg || !esa_fan_uses(f, ifindex))
+			continue;
+		*id = k;
+		found = 1;
+	}
+	free(f);
+	return found;
+}

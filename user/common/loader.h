@@ -155,6 +155,9 @@ int esa_deliver_set(struct esa *e, __u32 id, const struct esa_job *j,
 void esa_deliver_clear(struct esa *e, __u32 id);
 int esa_bind_read(struct esa *e, __u32 id, int rank, struct esa_bind *b);
 int esa_fanout_read(struct esa *e, __u32 id, struct esa_fanout *f);
+/* 1 and *id when a job's fan-out sends to port ifindex (or its spine's
+ * there), else 0. */
+int esa_port_serves(struct esa *e, int ifindex, __u32 *id);
 
 /*
  * The port the box reaches ip through (route.c); *local: ip is the box's;
