@@ -839,6 +839,33 @@ TEST_F(esa, job_id_reuse_starts_new_generation)
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_RECLAIMED));
 }
 
+/*
+ * Map mode: the control plane rewrites a job's entry while packets read it
+ * (a re-add after a delete); it clears the registration first, fills the
+ * fields, sets the new registration, then the state.  A packet that finds
+ * the registration cleared, or changed by the end of its admission, read a
+ * half-written entry: dropped as of no job, never admitted with the
+ * fields of one registration and the number of another.  Here the entry as
+ * a packet racing a re-add can find it: active, registration cleared.
+ */
+TEST_F(esa, half_rewritten_job_entry_admits_nothing)
+{
+	struct t_run r;
+	__u32 reg;
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	reg = self->e.jobs[JA].reg;
+	__atomic_store_n(&self->e.jobs[JA].reg, 0, __ATOMIC_RELEASE);
+	SEND(JA, 0, 125, 1, 0, &r);
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_DROP_JOB));
+	EXPECT_EQ(0, t_ctr(&self->e, JA, ESA_C_CLAIMED));
+	EXPECT_EQ(0, t_ctr(&self->e, JA, ESA_C_LEARN));
+	__atomic_store_n(&self->e.jobs[JA].reg, reg, __ATOMIC_RELEASE);
+	SEND(JA, 0, 125, 1, 0, &r);
+	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_CLAIMED));
+}
+
 /* Rule 8: malformed, spoofed and unknown packets are dropped and counted,
  * never aggregated. */
 TEST_F(esa, bad_packets_dropped_and_counted)
