@@ -207,6 +207,7 @@ static __always_inline int esa_fan_by_tc(struct xdp_md *ctx,
 	fm->ps_copy = !!ps_copy;
 	fm->resv = 0;
 	fm->resv2 = 0;
+	fm->cookie = esa_cfg.cookie;
 	return XDP_PASS;
 }
 
@@ -486,6 +487,20 @@ static __always_inline int esa_egress(struct xdp_md *ctx, __u32 ifindex)
 /* ------------------------------------------------------------------ */
 
 /*
+ * Is the frame at p, with metadata fm, a sum the switch's XDP program
+ * passed up to be fanned out?  Its metadata carries the magic and this
+ * load's cookie, and the frame is the switch's RESULT of fm's job.
+ */
+static __always_inline int esa_fan_ours(const struct esa_fan_meta *fm,
+					const struct esa_pkt *p)
+{
+	return fm->magic == ESA_FAN_MAGIC && fm->cookie == esa_cfg.cookie &&
+	       p->h->version == ESA_VERSION && p->h->type == ESA_T_RESULT &&
+	       p->h->reason == ESA_R_NONE && bpf_ntohs(p->h->job) == fm->job &&
+	       p->udp->source == esa_cfg.port;
+}
+
+/*
  * A frame at the tc ingress of a port attached in generic mode: a sum the
  * XDP program finished and passed up with struct esa_fan_meta goes to each
  * member as its own copy, addressed as egress addresses one (esa_address()),
@@ -504,7 +519,8 @@ static __always_inline int esa_tc_fanout(struct __sk_buff *skb)
 	int ps_copy;
 
 	if ((void *)(fm + 1) > (void *)(long)skb->data ||
-	    fm->magic != ESA_FAN_MAGIC)
+	    esa_parse_at((void *)(long)skb->data, (void *)(long)skb->data_end,
+			 &p) || !esa_fan_ours(fm, &p))
 		return TC_ACT_OK;	/* not a sum of ours */
 	jid = fm->job;
 	reg = fm->reg;

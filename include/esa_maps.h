@@ -27,6 +27,7 @@ struct esa_cfg {
 	__u8	kfunc;		/* job registry read through esa.ko kfuncs */
 	__u8	flags;		/* ESA_CFG_F_* */
 	__u8	resv;
+	__u64	cookie;		/* random per load: its fan-out metadata's */
 };
 
 /*
@@ -393,6 +394,13 @@ struct esa_port_info {
 
 #define ESA_FAN_MAGIC	0xe5af0a17
 
+/*
+ * The tc program takes a frame for a sum to fan out only when its
+ * metadata carries the magic and the cookie the program was loaded with
+ * (esa_cfg.cookie: random, in no frame on a wire) and the frame is the
+ * switch's RESULT of that job: XDP metadata another program on the port
+ * left behind is not the switch's.
+ */
 struct esa_fan_meta {
 	__u32	magic;		/* ESA_FAN_MAGIC */
 	__u32	reg;		/* the job's registration */
@@ -400,6 +408,7 @@ struct esa_fan_meta {
 	__u8	ps_copy;	/* the PS gets a copy too */
 	__u8	resv;
 	__u32	resv2;
+	__u64	cookie;		/* esa_cfg.cookie */
 };
 
 #endif /* _ESA_MAPS_H */

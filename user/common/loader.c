@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <arpa/inet.h>
 #include <net/if.h>
@@ -336,6 +337,8 @@ int esa_load(struct esa *e, const struct esa_opts *o, char *err, size_t len)
 	cfg.addr = o->addr;
 	cfg.policy = o->policy;
 	cfg.kfunc = !!kfunc;
+	if (getrandom(&cfg.cookie, sizeof(cfg.cookie), 0) != sizeof(cfg.cookie))
+		cfg.cookie = (__u64)time(NULL) << 32 ^ getpid() ^ (__u64)(long)&cfg;
 	if (load_size(obj, &cfg, err, len))
 		goto out_close;
 	if (bpf_object__load(obj)) {
