@@ -42,7 +42,7 @@ mutate() {
 	unaccounted)
 		sed -i 's/^#define ESA_GFP.*/#define ESA_GFP GFP_KERNEL/' "$d/kmod/registry.c" ;;
 	eager)
-		sed -i 's/^\ten->dump_seq = 1;/&\n\tmutex_lock(\&en->lock);\n\tesa_reg_get(en);\n\tmutex_unlock(\&en->lock);/' "$d/kmod/registry.c" ;;
+		sed -i 's/^\tatomic_set(\&en->dump_seq, 1);/&\n\tmutex_lock(\&en->lock);\n\tesa_reg_get(en);\n\tmutex_unlock(\&en->lock);/' "$d/kmod/registry.c" ;;
 	nochanged)
 		sed -i '/esa_notify_job(en, j, ESA_CMD_JOB_CHANGED, GFP_ATOMIC);/d' "$d/kmod/registry.c" ;;
 	noconsistent)
