@@ -489,14 +489,16 @@ static __always_inline int esa_egress(struct xdp_md *ctx, __u32 ifindex)
 /*
  * Is the frame at p, with metadata fm, a sum the switch's XDP program
  * passed up to be fanned out?  Its metadata carries the magic and this
- * load's cookie, and the frame is the switch's RESULT of fm's job.
+ * load's cookie, and the frame is the switch's RESULT of fm's job (its
+ * reason 0, or the one a PS's sum echoes: ESA_T_SUM).
  */
 static __always_inline int esa_fan_ours(const struct esa_fan_meta *fm,
 					const struct esa_pkt *p)
 {
 	return fm->magic == ESA_FAN_MAGIC && fm->cookie == esa_cfg.cookie &&
 	       p->h->version == ESA_VERSION && p->h->type == ESA_T_RESULT &&
-	       p->h->reason == ESA_R_NONE && bpf_ntohs(p->h->job) == fm->job &&
+	       p->h->reason != ESA_R_HOLD && p->h->reason < __ESA_R_MAX &&
+	       bpf_ntohs(p->h->job) == fm->job &&
 	       p->udp->source == esa_cfg.port;
 }
 

@@ -31,6 +31,9 @@ cleanup() {
 trap cleanup EXIT
 
 R0=02:e5:00:00:01:02 N=20
+# the wire's version, from its one definition
+ver=$(awk '$1 == "#define" && $2 == "ESA_VERSION" { print $3; exit }' \
+	"$(dirname "$0")/../../include/uapi/linux/esa.h")
 ip link add ea1 type veth peer name hb1 && ip link add ea2 type veth peer name hb2 &&
 for d in ea1 hb1 ea2 hb2; do ip link set $d up || exit 1; done
 ip addr add 10.9.1.1/24 dev ea1 && ip addr add 10.9.2.1/24 dev ea2 &&
@@ -44,16 +47,17 @@ t "another XDP program in place of the switch's on ea1, the fan-out's tc filter 
 	ip link set dev ea1 xdpgeneric off && ip link set dev ea1 xdpgeneric obj '$forge' sec xdp &&
 	tc filter show dev ea1 ingress | grep -q 'handle 0xe5a'" || exit 1
 dmac=$(ip -o link show ea1 | sed -n "s/.*link\/ether \([0-9a-f:]*\).*/\1/p")
-got=$(/usr/bin/python3 - hb1 "$dmac" $N <<'PY'
+got=$(/usr/bin/python3 - hb1 "$dmac" $N "$ver" <<'PY'
 import socket, struct, sys
 ifname, dmac, n = sys.argv[1], bytes.fromhex(sys.argv[2].replace(":", "")), int(sys.argv[3])
+version = int(sys.argv[4])
 rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 rx.bind(("10.9.1.1", 9999))
 rx.settimeout(1.0)
 tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 tx.bind((ifname, 0))
 # a RESULT of job 3 from the switch's port, as the switch's own would be
-payload = struct.pack("!BBBBHHQIHBB", 2, 2, 0, 0, 3, 0xffff, 1, 5, 32, 0, 0) + bytes(128)
+payload = struct.pack("!BBBBHHQIHBB", version, 2, 0, 0, 3, 0xffff, 1, 5, 32, 0, 0) + bytes(128)
 udp = struct.pack("!HHHH", 7680, 9999, 8 + len(payload), 0) + payload
 def csum(b):
     s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
