@@ -39,7 +39,11 @@ static __always_inline __u32 esa_job_activity(struct esa_job *j, __u32 jid,
 	return gen;
 }
 
-#define esa_barrier()	asm volatile("" ::: "memory")
+/* The compiler keeps the reads on either side of it in their order. */
+static __always_inline void esa_barrier(void)
+{
+	asm volatile("" ::: "memory");
+}
 
 /*
  * Admit the data packet in ctx: check it against its job's registration,
