@@ -447,8 +447,10 @@ static __always_inline int esa_egress(struct xdp_md *ctx, __u32 ifindex)
 
 	if (esa_parse(ctx, &p))
 		return XDP_PASS;	/* not ours: as it is */
-	/* a sum's copy (reason 0, or the PS's echo: ESA_T_SUM); a held sum
-	 * for the PS (atp) is a unicast */
+	/*
+	 * a sum's copy (reason 0, or the PS's echo: ESA_T_SUM); a held sum
+	 * for the PS (atp) is a unicast
+	 */
 	if (p.h->type != ESA_T_RESULT || p.h->reason == ESA_R_HOLD)
 		return XDP_PASS;
 	jid = bpf_ntohs(p.h->job);
