@@ -127,11 +127,12 @@ for path in md_docs() + ["user/esactl/esactl.8"]:
 # ------------------------------------------------------------------ #
 
 usage = subprocess.run([os.path.join(BUILD, "esactl"), "prog", "help"],
-                       capture_output=True, text=True).stderr
-flags = set(re.findall(r"\[ ([a-z]+) ", usage.split("prog load", 1)[1]
+                       capture_output=True, text=True)
+usage = usage.stdout + usage.stderr
+flags = set(re.findall(r"\[ ([a-z-]+) ", usage.split("prog load", 1)[1]
                        .split("esactl prog unload", 1)[0]))
 synopsis = man_text().split("esactl prog load", 1)[1].split("\n", 1)[0]
-have = set(re.findall(r"\[ ([a-z]+) ", synopsis))
+have = set(re.findall(r"\[ ([a-z-]+) ", synopsis))
 tap(flags and flags == have,
     "esactl.8's prog load takes the words esactl prog help shows",
     "help %s, man %s" % (sorted(flags), sorted(have)))
@@ -203,14 +204,15 @@ for m in re.finditer(r"^  (?:(-\w), )?\s*(--[\w-]+)[^\n]*((?:\n {20,}[^\n]*)*)",
     opts[m.group(2)] = "required" if re.search(r"\brequired\b", text) else d
 rows = {}
 for line in read("docs/ps.md").splitlines():
-    m = re.match(r"\| `(?:-\w, )?(--[\w-]+)[^`]*` \| ([^|]*) \|", line)
+    m = re.match(r"\| `(?:-\w, )?(--[\w-]+)[^`]*` \|\s*([^|]*?)\s*\|", line)
     if m:
         rows[m.group(1)] = m.group(2).replace("`", "").strip()
 tap(opts and set(opts) == set(rows),
     "docs/ps.md's table has the options of esa-ps --help",
     "help %s, doc %s" % (sorted(opts), sorted(rows)))
 for o, d in sorted(opts.items()):
-    if d is None or o not in rows or d.startswith("CAP"):
+    # an option the doc gives no default (an empty column) has none
+    if d is None or o not in rows or not rows[o] or d.startswith("CAP"):
         continue
     tap(d.lower() == rows[o].lower(),
         "esa-ps %s: the default --help gives is docs/ps.md's" % o,
