@@ -219,6 +219,9 @@ mkinitramfs() {
 		"$out/bin/esa_kmod_stress" "$out/bin/esa_kfunc_bench" "$out/bin/esa_fuzz" \
 		"$out/bin/esactl" selftests/delivery/fanout_one.sh \
 		selftests/delivery/fanout_probe.py "$r/esa/"
+	# the probe's wire version: the UAPI header, where it looks from /esa
+	mkdir -p "$r/include/uapi/linux"
+	cp include/uapi/linux/esa.h "$r/include/uapi/linux/"
 	# fanout_one.sh turns GRO on at the ranks' veth (native XDP into a
 	# veth needs the peer's NAPI).
 	copy_elf "$(command -v ethtool)" /sbin/ethtool
