@@ -45,9 +45,11 @@ TESTS	 := $(OUTPUT)/selftests/esa_golden $(OUTPUT)/selftests/esa_fuzz \
 	    $(OUTPUT)/selftests/esa_policy_test $(OUTPUT)/selftests/esa_tiers \
 	    $(OUTPUT)/selftests/esa_race_test
 BENCH	 := $(OUTPUT)/esa_bench $(OUTPUT)/esa_deliver_bench
+# BPF objects of the tests (suite 25-delivery)
+TEST_BPF := $(OUTPUT)/meta_forge.bpf.o
 
 .PHONY: all clean test check bench deps demo
-all: $(BPF_OBJS) $(SKELS) $(TOOLS) $(TESTS) $(BENCH)
+all: $(BPF_OBJS) $(SKELS) $(TOOLS) $(TESTS) $(BENCH) $(TEST_BPF)
 
 # A recipe that fails leaves no target behind: a skeleton bpftool could
 # not finish, say, is not taken for a header next time.
@@ -81,6 +83,10 @@ $(OUTPUT) $(OUTPUT)/common $(OUTPUT)/selftests $(OUTPUT)/obj/esactl:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(OUTPUT)/%.bpf.o: selftests/delivery/%.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
@@ -128,7 +134,7 @@ $(OUTPUT)/selftests/%: selftests/esa/%.c $(COMMON) $(KSFT) | $(OUTPUT)/selftests
 
 # A target without its .d file (built before there were any, or whose
 # build failed) is built again: nothing says what it depends on.
-DEP_TARGETS := $(BPF_OBJS) $(COMMON) $(ESACTL_OBJS) $(TESTS) $(BENCH)
+DEP_TARGETS := $(BPF_OBJS) $(COMMON) $(ESACTL_OBJS) $(TESTS) $(BENCH) $(TEST_BPF)
 -include $(DEP_TARGETS:%=%.d)
 $(foreach t,$(DEP_TARGETS),$(if $(wildcard $(t).d),,$(eval $(t): FORCE)))
 .PHONY: FORCE

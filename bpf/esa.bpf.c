@@ -29,6 +29,7 @@
 
 #define AF_INET		2
 #define fallthrough	__attribute__((__fallthrough__))
+#define IP_DF		0x4000	/* everything the switch sends carries it */
 #define IP_MF		0x2000
 #define IP_OFFSET	0x1fff
 #define NSEC_PER_MSEC	1000000ULL
@@ -217,10 +218,8 @@ static __always_inline int esa_data_slot(struct xdp_md *ctx, struct esa_hdr *h,
 	sidx = esa_slot_index(esa_cfg.policy, jid, k.seq, esa_cfg.slots,
 			      ji->region_base, ji->region_size);
 	if (sidx < 0) {
-		h->type = ESA_T_COLLISION;
-		h->reason = ESA_R_NOSLOT;
-		CNT(jc, ESA_C_NOSLOT);
-		return esa_to_ps(ctx, jid, jid);
+		esa_outcome_noslot(&o, jid, &k);
+		return esa_send_out(ctx, h, jc, jid, ji, &o);
 	}
 	idx = sidx;
 	s = bpf_map_lookup_elem(&esa_slots, &idx);
@@ -415,8 +414,56 @@ static __always_inline int esa_ack(struct xdp_md *ctx, struct ethhdr *eth,
 	return esa_deliver(ctx, jid, pj.reg, 0);
 }
 
+/*
+ * Loaded without a switch address, is the packet in ctx (IPv4, to the ESA
+ * port) addressed to this box?  Only then is it the switch's: a box that
+ * also forwards must not take transit UDP to the port.  The FIB says: a
+ * local address (or broadcast, or no route: NOT_FWDED), or forwarding off
+ * on the port (then there is no transit).  The last answer is cached per
+ * CPU for ESA_ROUTE_TTL_NS, so the workers' packets cost a compare.
+ */
+__esa_global int esa_to_me(struct xdp_md *ctx)
+{
+	void *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = (void *)(long)ctx->data;
+	struct bpf_fib_lookup fib = {};
+	struct esa_cpu *cpu;
+	struct iphdr *ip;
+	__u32 zero = 0;
+	__u64 now;
+	long rc;
+
+	ip = (void *)(eth + 1);
+	if ((void *)(ip + 1) > end)
+		return 0;
+	now = esa_now();
+	cpu = bpf_map_lookup_elem(&esa_cpu, &zero);
+	if (cpu && cpu->me_ns && cpu->me == ip->daddr &&
+	    (__s64)(now - cpu->me_ns) <= (__s64)ESA_ROUTE_TTL_NS)
+		return 1;
+	fib.family = AF_INET;
+	fib.ipv4_src = ip->saddr;
+	fib.ipv4_dst = ip->daddr;
+	fib.ifindex = ctx->ingress_ifindex;
+	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
+	if (rc != BPF_FIB_LKUP_RET_NOT_FWDED && rc != BPF_FIB_LKUP_RET_FWD_DISABLED)
+		return 0;
+	if (cpu) {
+		cpu->me = ip->daddr;
+		cpu->me_ns = now ? now : 1;
+	}
+	return 1;
+}
+
+/* Is the packet in ctx, to the ESA port, the switch's to take? */
+static __always_inline int esa_mine(struct xdp_md *ctx)
+{
+	return esa_cfg.addr || esa_to_me(ctx);
+}
+
 /* IP options or a first fragment: drop if it is for us, else not ours. */
-static __always_inline int esa_odd_ip(struct iphdr *ip, void *end)
+static __always_inline int esa_odd_ip(struct xdp_md *ctx, struct iphdr *ip,
+				      void *end)
 {
 	struct udphdr *udp;
 	__u32 hl = ip->ihl * 4;
@@ -424,7 +471,8 @@ static __always_inline int esa_odd_ip(struct iphdr *ip, void *end)
 	if (ip->frag_off & bpf_htons(IP_OFFSET) || hl < sizeof(*ip))
 		return XDP_PASS;
 	udp = (void *)ip + hl;
-	if ((void *)(udp + 1) > end || udp->dest != esa_cfg.port)
+	if ((void *)(udp + 1) > end || udp->dest != esa_cfg.port ||
+	    !esa_mine(ctx))
 		return XDP_PASS;
 	return esa_drop(esa_ctr(esa_cfg.max_jobs), ESA_C_DROP_IP);
 }
@@ -451,9 +499,10 @@ int esa_xdp(struct xdp_md *ctx)
 	if (esa_cfg.addr && ip->daddr != esa_cfg.addr)
 		return XDP_PASS;
 	if (ip->ihl != 5 || ip->frag_off & bpf_htons(IP_MF | IP_OFFSET))
-		return esa_odd_ip(ip, end);
+		return esa_odd_ip(ctx, ip, end);
 	udp = (void *)(ip + 1);
-	if ((void *)(udp + 1) > end || udp->dest != esa_cfg.port)
+	if ((void *)(udp + 1) > end || udp->dest != esa_cfg.port ||
+	    !esa_mine(ctx))
 		return XDP_PASS;
 
 	/* An ESA packet: from here on it is aggregated, sent on, or counted. */

@@ -64,6 +64,54 @@ static __always_inline long esa_ps_route(struct xdp_md *ctx, struct esa_pkt *p,
 }
 
 /*
+ * Why a packet the FIB would not route is dropped: too large for the
+ * route's MTU (the FIB says it needs fragmenting, and the switch sends
+ * with DF), or no route.
+ */
+static __always_inline __u32 esa_route_drop(long rc)
+{
+	return rc == BPF_FIB_LKUP_RET_FRAG_NEEDED ? ESA_C_DROP_MTU :
+						     ESA_C_DROP_NOROUTE;
+}
+
+/*
+ * Is the frame too large for port ifindex, by the kernel's own rule for a
+ * redirect (its MTU plus the link header and a VLAN tag, xdp_ok_fwd_dev()
+ * and is_skb_forwardable())?  ctx: an xdp_md or a __sk_buff.
+ */
+#define ESA_VLAN_HLEN	4
+#define esa_too_big(ctx, ifindex)					\
+	({								\
+		__u32 __mtu = 0;					\
+		bpf_check_mtu(ctx, ifindex, &__mtu, -ESA_VLAN_HLEN, 0) ==\
+			BPF_MTU_CHK_RET_FRAG_NEEDED;			\
+	})
+
+/*
+ * The copies of a sum the kernel's broadcast will not make: a devmap
+ * broadcast skips a port whose MTU the frame exceeds, silently.  Each
+ * member behind such a port is counted (drop_mtu); members are sorted by
+ * port, so each port is checked once.
+ */
+static __always_inline void esa_fan_mtu(struct xdp_md *ctx,
+					struct esa_counters *c,
+					const struct esa_fanout *fan,
+					int ps_copy)
+{
+	__u32 i, port = 0;
+	int big = 0;
+
+	for (i = 0; i < ESA_FAN_MAX && i < fan->n; i++) {
+		if (fan->m[i].ifindex != port) {
+			port = fan->m[i].ifindex;
+			big = esa_too_big(ctx, port);
+		}
+		if (big && (ps_copy || fan->m[i].rank != ESA_MEMBER_PS))
+			CNT(c, ESA_C_DROP_MTU);
+	}
+}
+
+/*
  * Send the frame in ctx out of port ifindex as it is: through esa_ports,
  * so that it carries the egress program as every frame queued to that port
  * must (esa_maps.h); a port the switch does not know gets a plain redirect.
@@ -105,6 +153,7 @@ __esa_global int esa_to_ps(struct xdp_md *ctx, __u32 ps_job, __u32 row)
 	p.ip->saddr = esa_sw_addr(p.ip);
 	p.ip->daddr = ps.ip;
 	p.ip->ttl = ESA_TTL;
+	p.ip->frag_off = bpf_htons(IP_DF);
 	p.ip->id = 0;
 	p.udp->source = esa_cfg.port;
 	p.udp->dest = ps.port;
@@ -125,7 +174,7 @@ __esa_global int esa_to_ps(struct xdp_md *ctx, __u32 ps_job, __u32 row)
 		CNT(c, ESA_C_PS_STACK);
 		return XDP_PASS;
 	}
-	return esa_drop(c, ESA_C_DROP_NOROUTE);
+	return esa_drop(c, esa_route_drop(rc));
 }
 
 /* Did this packet come in on a port attached in generic mode? */
@@ -158,6 +207,7 @@ static __always_inline int esa_fan_by_tc(struct xdp_md *ctx,
 	fm->ps_copy = !!ps_copy;
 	fm->resv = 0;
 	fm->resv2 = 0;
+	fm->cookie = esa_cfg.cookie;
 	return XDP_PASS;
 }
 
@@ -210,6 +260,7 @@ __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 reg,
 		goto whole_to_ps;
 
 	p.ip->ttl = ESA_TTL;
+	p.ip->frag_off = bpf_htons(IP_DF);
 	p.ip->id = (__u16)(++cpu->bcast);
 	p.udp->source = esa_cfg.port;
 	p.udp->check = 0;
@@ -219,7 +270,9 @@ __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 reg,
 		return esa_fan_by_tc(ctx, c, jid, reg, ps_copy);
 	}
 	p.h->resv = ps_copy ? 0 : ESA_RESV_NO_PS;
+	esa_stamp_reg(p.eth->h_source, reg);	/* egress checks it */
 	esa_ip_csum(p.ip);	/* a valid frame even before egress */
+	esa_fan_mtu(ctx, c, fan, ps_copy);
 	return bpf_redirect_map(devmap, 0, BPF_F_BROADCAST);
 
 whole_to_ps:
@@ -249,8 +302,11 @@ static __always_inline int esa_deliver(struct xdp_md *ctx, __u32 jid,
  * to its spine at up_ip:up_port (the job's upstream, as the packet's
  * admission read it), from the leaf's address and port like everything the
  * switch sends; through the cached route.  When the next hop is not
- * resolved, through the kernel stack (the spine refuses that one packet;
- * the workers' resends go to the PS and finish the chunk there).
+ * resolved, through the kernel stack with the worker's source, as
+ * esa_to_ps() does (the leaf's own address would be a martian to the
+ * stack, dropped without resolving anything): the stack forwards it,
+ * resolving the next hop; the spine refuses that one packet (not from the
+ * leaf), and the workers' resends go to the PS and finish the chunk there.
  */
 __esa_global int esa_to_up(struct xdp_md *ctx, __u32 jid, __be32 up_ip,
 			   __be16 up_port)
@@ -259,15 +315,18 @@ __esa_global int esa_to_up(struct xdp_md *ctx, __u32 jid, __be32 up_ip,
 	struct esa_addr up = { .ip = up_ip, .port = up_port };
 	struct esa_route *rt = NULL;
 	struct esa_pkt p;
+	__be32 worker;
 	long rc;
 
 	if (esa_parse(ctx, &p))
 		return esa_drop(c, ESA_C_DROP_INTERNAL);
 	if (!up.ip)
 		return esa_drop(c, ESA_C_DROP_JOB);
+	worker = p.ip->saddr;
 	p.ip->saddr = esa_sw_addr(p.ip);
 	p.ip->daddr = up.ip;
 	p.ip->ttl = ESA_TTL;
+	p.ip->frag_off = bpf_htons(IP_DF);
 	p.ip->id = 0;
 	p.udp->source = esa_cfg.port;
 	p.udp->dest = up.port;
@@ -280,16 +339,21 @@ __esa_global int esa_to_up(struct xdp_md *ctx, __u32 jid, __be32 up_ip,
 		return esa_xmit(rt->ifindex);
 	}
 	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH) {
+		p.ip->saddr = worker;
+		esa_ip_csum(p.ip);
 		CNT(c, ESA_C_PS_STACK);
 		return XDP_PASS;
 	}
-	return esa_drop(c, ESA_C_DROP_NOROUTE);
+	return esa_drop(c, esa_route_drop(rc));
 }
 
 /*
  * Two levels: at a leaf, the spine's result of a chunk goes on to the
  * leaf's ranks (its fan-out; the spine gave the PS its copy).  Only from
- * the job's spine: its address and port, and the port it is behind.
+ * the job's spine: its address and port, and the port it is behind.  The
+ * fan-out must be the job's current registration's (esa_broadcast()
+ * checks): a job registered again under its id never gets its results
+ * sent to the old registration's hosts.
  */
 static __always_inline int esa_down(struct xdp_md *ctx, struct iphdr *ip,
 				    struct udphdr *udp, struct esa_hdr *h,
@@ -297,9 +361,9 @@ static __always_inline int esa_down(struct xdp_md *ctx, struct iphdr *ip,
 {
 	const struct esa_fanout *fan = bpf_map_lookup_elem(&esa_members, &jid);
 	struct esa_addr up;
-	__u32 n;
+	__u32 n, reg;
 
-	if (!esa_job_up(ctx, jid, &up, &n) || !up.ip)
+	if (!esa_job_up(ctx, jid, &up, &n, &reg) || !up.ip)
 		return esa_drop(jc, ESA_C_DROP_TYPE);	/* not a leaf of it */
 	if (up.ip != ip->saddr || up.port != udp->source ||
 	    (fan && fan->up_ifindex && fan->up_ifindex != ctx->ingress_ifindex))
@@ -311,7 +375,7 @@ static __always_inline int esa_down(struct xdp_md *ctx, struct iphdr *ip,
 	    h->bitmap != bpf_cpu_to_be64(esa_full_mask(n)) || !fan)
 		return esa_drop(jc, ESA_C_DROP_HEADER);
 	CNT(jc, ESA_C_DOWN_RX);
-	return esa_deliver(ctx, jid, fan->reg, 0);
+	return esa_deliver(ctx, jid, reg, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -367,6 +431,9 @@ static __always_inline int esa_address(struct esa_pkt *p, __u32 jid,
  * it is.  A copy of a result goes to the next member behind this port: the
  * copies of one broadcast (same IP id, job and chunk) reach a port back to
  * back in member order, so counting them tells which member each is for.
+ * The members are those of the registration the ingress stamped in the
+ * copy: a job registered again before the port's flush has its old sum's
+ * copies dropped (copy_drop), never addressed to the new hosts.
  */
 static __always_inline int esa_egress(struct xdp_md *ctx, __u32 ifindex)
 {
@@ -374,22 +441,26 @@ static __always_inline int esa_egress(struct xdp_md *ctx, __u32 ifindex)
 	const struct esa_member *m;
 	struct esa_egress_seen *seen;
 	struct esa_counters *c;
-	__u32 k = ifindex % 4096, jid, i;
+	__u32 jid, i;
 	struct esa_pkt p;
 	int no_ps;
 
 	if (esa_parse(ctx, &p))
 		return XDP_PASS;	/* not ours: as it is */
-	/* a sum's copy (reason 0, or the PS's echo: ESA_T_SUM); a held sum
-	 * for the PS (atp) is a unicast */
+	/*
+	 * a sum's copy (reason 0, or the PS's echo: ESA_T_SUM); a held sum
+	 * for the PS (atp) is a unicast
+	 */
 	if (p.h->type != ESA_T_RESULT || p.h->reason == ESA_R_HOLD)
 		return XDP_PASS;
 	jid = bpf_ntohs(p.h->job);
 	c = esa_ctr(jid);
 	fan = bpf_map_lookup_elem(&esa_members, &jid);
-	seen = bpf_map_lookup_elem(&esa_seen, &k);
+	seen = bpf_map_lookup_elem(&esa_seen, &ifindex);
 	if (!fan || !seen)
 		return esa_drop(c, ESA_C_DROP_INTERNAL);
+	if (esa_stamped_reg(p.eth->h_source) != fan->reg)
+		return esa_drop(c, ESA_C_COPY_DROP);
 	if (seen->ifindex != ifindex || seen->bcast != p.ip->id ||
 	    seen->job != jid || seen->seq != p.h->seq) {
 		seen->ifindex = ifindex;
@@ -418,6 +489,22 @@ static __always_inline int esa_egress(struct xdp_md *ctx, __u32 ifindex)
 /* ------------------------------------------------------------------ */
 
 /*
+ * Is the frame at p, with metadata fm, a sum the switch's XDP program
+ * passed up to be fanned out?  Its metadata carries the magic and this
+ * load's cookie, and the frame is the switch's RESULT of fm's job (its
+ * reason 0, or the one a PS's sum echoes: ESA_T_SUM).
+ */
+static __always_inline int esa_fan_ours(const struct esa_fan_meta *fm,
+					const struct esa_pkt *p)
+{
+	return fm->magic == ESA_FAN_MAGIC && fm->cookie == esa_cfg.cookie &&
+	       p->h->version == ESA_VERSION && p->h->type == ESA_T_RESULT &&
+	       p->h->reason != ESA_R_HOLD && p->h->reason < __ESA_R_MAX &&
+	       bpf_ntohs(p->h->job) == fm->job &&
+	       p->udp->source == esa_cfg.port;
+}
+
+/*
  * A frame at the tc ingress of a port attached in generic mode: a sum the
  * XDP program finished and passed up with struct esa_fan_meta goes to each
  * member as its own copy, addressed as egress addresses one (esa_address()),
@@ -436,7 +523,8 @@ static __always_inline int esa_tc_fanout(struct __sk_buff *skb)
 	int ps_copy;
 
 	if ((void *)(fm + 1) > (void *)(long)skb->data ||
-	    fm->magic != ESA_FAN_MAGIC)
+	    esa_parse_at((void *)(long)skb->data, (void *)(long)skb->data_end,
+			 &p) || !esa_fan_ours(fm, &p))
 		return TC_ACT_OK;	/* not a sum of ours */
 	jid = fm->job;
 	reg = fm->reg;
@@ -463,6 +551,10 @@ static __always_inline int esa_tc_fanout(struct __sk_buff *skb)
 			continue;
 		}
 		esa_ip_csum(p.ip);
+		if (esa_too_big(skb, m->ifindex)) {
+			CNT(c, ESA_C_DROP_MTU);
+			continue;
+		}
 		if (bpf_clone_redirect(skb, m->ifindex, 0)) {
 			CNT(c, ESA_C_COPY_TXERR);
 			continue;

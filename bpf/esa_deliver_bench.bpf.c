@@ -78,6 +78,7 @@ __be32 dbench_ps_ip;
 __be16 dbench_ps_port;
 __u8 dbench_ps_mac[6];
 __u32 dbench_bcast_n;	/* broadcasts made (one CPU runs the bench) */
+__u32 dbench_reg;	/* the job's registration, which egress checks */
 __u64 dbench_sunk;	/* copies the far ends received */
 
 struct pkt {
@@ -112,6 +113,8 @@ int dbench_fan(struct xdp_md *ctx)
 		return XDP_ABORTED;
 	p.ip->id = (__u16)(++dbench_bcast_n);	/* the broadcast's number */
 	p.h->resv = 0;
+	/* as the switch's ingress: live frames come back with egress's MACs */
+	esa_stamp_reg(p.eth->h_source, dbench_reg);
 	return bpf_redirect_map(devmap, 0, BPF_F_BROADCAST);
 }
 

@@ -39,10 +39,20 @@ static __always_inline __u32 esa_job_activity(struct esa_job *j, __u32 jid,
 	return gen;
 }
 
+/* The compiler keeps the reads on either side of it in their order. */
+static __always_inline void esa_barrier(void)
+{
+	asm volatile("" ::: "memory");
+}
+
 /*
  * Admit the data packet in ctx: check it against its job's registration,
  * renew the job's lease and fill *ji.  Returns 0 or the counter of the drop
- * reason.
+ * reason.  The control plane rewrites an entry in place on a re-add, the
+ * registration cleared first and set again before the state (jobs.c): an
+ * entry whose registration is cleared, or changed by the end, was read
+ * half-written, and admits nothing (loads stay in order on x86; arm64
+ * would want the load-acquire of later kernels' BPF).
  */
 static __always_inline int esa_admit(struct xdp_md *ctx, __u64 now,
 				     struct esa_jinfo *ji)
@@ -51,13 +61,18 @@ static __always_inline int esa_admit(struct xdp_md *ctx, __u64 now,
 	struct esa_pkt p;
 	struct esa_job *j;
 	__u16 rank, jid;
+	__u32 reg;
 	__u64 set;
 
 	if (esa_parse(ctx, &p))
 		return ESA_C_DROP_TRUNC;
 	jid = bpf_ntohs(p.h->job);
 	j = esa_job_lookup(jid);
-	if (!j || j->state != ESA_JOB_ACTIVE)
+	if (!j)
+		return ESA_C_DROP_JOB;
+	reg = *(volatile __u32 *)&j->reg;
+	esa_barrier();
+	if (!reg || *(volatile __u8 *)&j->state != ESA_JOB_ACTIVE)
 		return ESA_C_DROP_JOB;
 	rank = bpf_ntohs(p.h->rank);
 	if (rank >= j->nworkers)
@@ -75,14 +90,18 @@ static __always_inline int esa_admit(struct xdp_md *ctx, __u64 now,
 	if (a->ip != p.ip->saddr || (a->port && a->port != p.udp->source))
 		return ESA_C_DROP_SPOOF;
 
-	ji->gen = esa_job_activity(j, jid, now);
-	ji->reg = j->reg;
 	ji->nworkers = j->nworkers;
 	ji->region_base = j->region_base;
 	ji->region_size = j->region_size;
 	ji->mask = j->mask;
 	ji->rset = set;
 	ji->up = j->up;
+	ji->gen = esa_job_activity(j, jid, now);
+	esa_barrier();
+	/* not added again meanwhile: the generation is this one's, or dead */
+	if (*(volatile __u32 *)&j->reg != reg)
+		return ESA_C_DROP_JOB;
+	ji->reg = reg;
 	return 0;
 }
 
@@ -114,9 +133,13 @@ static __always_inline int esa_job_ps(struct xdp_md *ctx, __u32 jid,
 	return 1;
 }
 
-/* A leaf's spine for job jid (ip 0: this box is the top); 0 when gone. */
+/*
+ * A leaf's spine for job jid (ip 0: this box is the top), its ranks and
+ * its registration; 0 when gone.
+ */
 static __always_inline int esa_job_up(struct xdp_md *ctx, __u32 jid,
-				      struct esa_addr *up, __u32 *nworkers)
+				      struct esa_addr *up, __u32 *nworkers,
+				      __u32 *reg)
 {
 	struct esa_job *j = esa_job_lookup(jid);
 
@@ -124,6 +147,7 @@ static __always_inline int esa_job_up(struct xdp_md *ctx, __u32 jid,
 		return 0;
 	*up = j->up;
 	*nworkers = j->nworkers;
+	*reg = j->reg;
 	return 1;
 }
 

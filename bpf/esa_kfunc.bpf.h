@@ -93,9 +93,13 @@ static __always_inline int esa_job_ps(struct xdp_md *ctx, __u32 jid,
 	return 1;
 }
 
-/* A leaf's spine for job jid (ip 0: this box is the top); 0 when gone. */
+/*
+ * A leaf's spine for job jid (ip 0: this box is the top), its ranks and
+ * its registration; 0 when gone.
+ */
 static __always_inline int esa_job_up(struct xdp_md *ctx, __u32 jid,
-				      struct esa_addr *up, __u32 *nworkers)
+				      struct esa_addr *up, __u32 *nworkers,
+				      __u32 *reg)
 {
 	struct esa_kf_job j = {};
 
@@ -103,6 +107,7 @@ static __always_inline int esa_job_up(struct xdp_md *ctx, __u32 jid,
 		return 0;
 	*up = j.up;
 	*nworkers = j.nworkers;
+	*reg = j.reg;
 	return 1;
 }
 

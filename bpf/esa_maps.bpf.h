@@ -87,14 +87,16 @@ struct {
 } esa_portinfo SEC(".maps");
 
 /*
- * Per CPU: the coarse clock, read once per tick (see esa_now()), and the
- * number of the CPU's last result broadcast.
+ * Per CPU: the coarse clock, read once per tick (see esa_now()), the
+ * number of the CPU's last result broadcast, and (loaded without addr) the
+ * last destination the FIB said is this box's (esa_to_me()).
  */
 struct esa_cpu {
 	__u64	jiffies;
 	__u64	now_ns;
 	__u32	bcast;
-	__u32	resv;
+	__be32	me;
+	__u64	me_ns;		/* when the FIB said so; 0: never */
 };
 
 struct {
@@ -104,24 +106,10 @@ struct {
 	__type(value, struct esa_cpu);
 } esa_cpu SEC(".maps");
 
-/*
- * Per CPU and port (index ifindex % 4096): the broadcast whose copies the
- * egress program is handing out there, and the member the next copy is
- * for.  A port's copies of one broadcast reach it back to back, in member
- * order, on the CPU that made them: queued in native mode, one after the
- * other in generic mode.
- */
-struct esa_egress_seen {
-	__u32	ifindex;
-	__u32	seq;
-	__u16	job;
-	__u16	bcast;		/* the IP id of the broadcast's copies */
-	__u32	next;		/* member index of the next copy */
-};
-
+/* Egress's count per CPU and port (include/esa_maps.h). */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 4096);
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 512);	/* as esa_ports */
 	__type(key, __u32);
 	__type(value, struct esa_egress_seen);
 } esa_seen SEC(".maps");

@@ -27,6 +27,7 @@ struct esa_cfg {
 	__u8	kfunc;		/* job registry read through esa.ko kfuncs */
 	__u8	flags;		/* ESA_CFG_F_* */
 	__u8	resv;
+	__u64	cookie;		/* random per load: its fan-out metadata's */
 };
 
 /*
@@ -333,12 +334,43 @@ struct esa_route {
 
 /*
  * Results carry, between the ingress and the egress program, which
- * broadcast they are (the IP header's id: each CPU numbers its broadcasts)
- * and, in the ESA header's reserved byte, whether the PS needs a copy.
- * Egress sets the reserved byte back to 0.  In the packet, not in XDP
+ * broadcast they are (the IP header's id: each CPU numbers its broadcasts),
+ * in the ESA header's reserved byte whether the PS needs a copy, and in
+ * the first four bytes of the Ethernet source the registration whose
+ * members the copies are for (esa_stamp_reg()): egress addresses a copy
+ * only from the fan-out table of that registration.  Egress sets the
+ * reserved byte back to 0 and writes both MACs.  In the packet, not in XDP
  * metadata, which generic XDP does not carry across a redirect.
  */
 #define ESA_RESV_NO_PS	0x1	/* the PS has the sum (policy atp's ACK) */
+
+/* The registration in a result's Ethernet source, by halves (aligned 2). */
+static inline void esa_stamp_reg(__u8 *mac, __u32 reg)
+{
+	((__u16 *)mac)[0] = (__u16)(reg >> 16);
+	((__u16 *)mac)[1] = (__u16)reg;
+}
+
+static inline __u32 esa_stamped_reg(const __u8 *mac)
+{
+	return (__u32)((const __u16 *)mac)[0] << 16 | ((const __u16 *)mac)[1];
+}
+
+/*
+ * Per CPU and port (key: its ifindex, one entry for each port in
+ * esa_ports, made and removed with it by the control plane): the
+ * broadcast whose copies the egress program is handing out there, and the
+ * member the next copy is for.  A port's copies of one broadcast reach it
+ * back to back, in member order, on the CPU that made them (queued in
+ * native mode); another port's copies in between are counted apart.
+ */
+struct esa_egress_seen {
+	__u32	ifindex;
+	__u32	seq;
+	__u16	job;
+	__u16	bcast;		/* the IP id of the broadcast's copies */
+	__u32	next;		/* member index of the next copy */
+};
 
 /*
  * Generic (SKB) mode cannot fan out through a devmap: it clones the skb
@@ -362,6 +394,13 @@ struct esa_port_info {
 
 #define ESA_FAN_MAGIC	0xe5af0a17
 
+/*
+ * The tc program takes a frame for a sum to fan out only when its
+ * metadata carries the magic and the cookie the program was loaded with
+ * (esa_cfg.cookie: random, in no frame on a wire) and the frame is the
+ * switch's RESULT of that job: XDP metadata another program on the port
+ * left behind is not the switch's.
+ */
 struct esa_fan_meta {
 	__u32	magic;		/* ESA_FAN_MAGIC */
 	__u32	reg;		/* the job's registration */
@@ -369,6 +408,7 @@ struct esa_fan_meta {
 	__u8	ps_copy;	/* the PS gets a copy too */
 	__u8	resv;
 	__u32	resv2;
+	__u64	cookie;		/* esa_cfg.cookie */
 };
 
 #endif /* _ESA_MAPS_H */

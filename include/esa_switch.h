@@ -252,6 +252,21 @@ static __always_inline void esa_out_unsummed(struct esa_out *o,
 	o->set = ESA_SET_RANK | ESA_SET_FLAGS;
 }
 
+/*
+ * The job has no switch memory (policy switchml without a region): the
+ * packet goes to its PS unsummed, a worker's as a COLLISION, a leaf's sum
+ * as the PARTIAL it is (a PS drops a COLLISION of several ranks).
+ */
+static __always_inline void esa_outcome_noslot(struct esa_out *o, __u32 jid,
+					       const struct esa_key *k)
+{
+	o->job = jid;
+	o->rank = ESA_RANK_NONE;
+	esa_out_c(o, ESA_C_NOSLOT);
+	o->reason = ESA_R_NOSLOT;
+	esa_out_unsummed(o, k);
+}
+
 /* The packet becomes the partial the slot held (ev), for its job's PS. */
 static __always_inline void esa_out_partial(struct esa_out *o,
 					    const struct esa_evicted *ev,

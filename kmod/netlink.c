@@ -444,6 +444,11 @@ static int esa_nl_put_members(struct sk_buff *skb, const struct esa_kjob *j)
 	return 0;
 }
 
+/*
+ * Job j's attributes.  Its generation and whether it is expired change
+ * together, under its lock (an expiry, a packet after one): the caller
+ * holds the lock, or j is not published yet.
+ */
 static int esa_nl_put_job(struct sk_buff *skb, const struct esa_kjob *j)
 {
 	s64 idle = ktime_get_coarse_ns() - READ_ONCE(j->last_active_ns);
@@ -484,18 +489,28 @@ static size_t esa_nl_job_size(const struct esa_kjob *j)
 	return n;
 }
 
-/* One job message; in a dump (cb), flagged if the registry changed. */
-static int esa_nl_fill_job(struct sk_buff *skb, const struct esa_kjob *j,
+/*
+ * One job message; in a dump (cb), flagged if the registry changed.  With
+ * lock, under the job's lock (a get or a dump; an event's sender holds it
+ * already, or the job is not published yet).
+ */
+static int esa_nl_fill_job(struct sk_buff *skb, struct esa_kjob *j,
 			   u32 portid, u32 seq, int flags, u8 cmd,
-			   struct netlink_callback *cb)
+			   struct netlink_callback *cb, bool lock)
 {
 	void *hdr = genlmsg_put(skb, portid, seq, &esa_family, flags, cmd);
+	int err;
 
 	if (!hdr)
 		return -EMSGSIZE;
 	if (cb)
 		genl_dump_check_consistent(cb, hdr);
-	if (esa_nl_put_job(skb, j)) {
+	if (lock)
+		spin_lock_bh(&j->lock);
+	err = esa_nl_put_job(skb, j);
+	if (lock)
+		spin_unlock_bh(&j->lock);
+	if (err) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
@@ -524,7 +539,7 @@ int esa_nl_job_get_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 	msg = genlmsg_new(esa_nl_job_size(j), GFP_KERNEL);
 	err = msg ? esa_nl_fill_job(msg, j, info->snd_portid, info->snd_seq,
-				    0, ESA_CMD_JOB_GET, NULL) : -ENOMEM;
+				    0, ESA_CMD_JOB_GET, NULL, true) : -ENOMEM;
 out:
 	mutex_unlock(&en->lock);
 	if (err) {
@@ -555,14 +570,14 @@ int esa_nl_job_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 		cb->args[1] = 1;
 	}
 	mutex_lock(&en->lock);
-	cb->seq = en->dump_seq;
+	cb->seq = atomic_read(&en->dump_seq);
 	for (id = cb->args[0]; id < esa_max_jobs; id++) {
 		j = esa_job_locked(en, id);
 		if (!j)
 			continue;
 		err = esa_nl_fill_job(skb, j, NETLINK_CB(cb->skb).portid,
 				      cb->nlh->nlmsg_seq, NLM_F_MULTI,
-				      ESA_CMD_JOB_GET, cb);
+				      ESA_CMD_JOB_GET, cb, true);
 		if (err)
 			break;
 	}
@@ -654,12 +669,12 @@ static void esa_nl_multicast(struct esa_net *en, struct sk_buff *msg)
 	rcu_read_unlock();
 }
 
-void esa_notify_job(struct esa_net *en, const struct esa_kjob *j, u8 cmd,
+void esa_notify_job(struct esa_net *en, struct esa_kjob *j, u8 cmd,
 		    gfp_t gfp)
 {
 	struct sk_buff *msg = genlmsg_new(esa_nl_job_size(j), gfp);
 
-	if (msg && esa_nl_fill_job(msg, j, 0, 0, 0, cmd, NULL)) {
+	if (msg && esa_nl_fill_job(msg, j, 0, 0, 0, cmd, NULL, false)) {
 		nlmsg_free(msg);
 		msg = NULL;
 	}

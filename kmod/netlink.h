@@ -12,7 +12,7 @@ void esa_genl_exit(void);
  * (ESA_CMD_JOB_ADDED, ESA_CMD_JOB_CHANGED), or an id and a generation
  * (atomic: under the job's lock).
  */
-void esa_notify_job(struct esa_net *en, const struct esa_kjob *j, u8 cmd,
+void esa_notify_job(struct esa_net *en, struct esa_kjob *j, u8 cmd,
 		    gfp_t gfp);
 void esa_notify(struct esa_net *en, u8 cmd, u32 id, u32 gen);
 

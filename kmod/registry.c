@@ -50,10 +50,22 @@ static unsigned long esa_lease_delay(const struct esa_kjob *j, u64 now)
 }
 
 /*
+ * A change that a dump in progress must report (NLM_F_DUMP_INTR): an add,
+ * a delete, a priority set, an expiry.  From any context.
+ */
+static void esa_changed(struct esa_net *en)
+{
+	/* 0 would mean "no sequence" to nl_dump_check_consistent(). */
+	while (!atomic_inc_return(&en->dump_seq))
+		;
+}
+
+/*
  * Retire the current generation of j: every slot stamped with it becomes
  * free to all.  Tells the namespace's listeners at once (notify), in this
  * order: EXPIRED with the new generation or DELETED with the old one, then
- * RECLAIMED if the old one admitted packets.
+ * RECLAIMED if the old one admitted packets.  A dump in progress sees it
+ * as a change.
  */
 static void esa_job_retire(struct esa_kjob *j, bool expiry, bool notify)
 {
@@ -61,6 +73,7 @@ static void esa_job_retire(struct esa_kjob *j, bool expiry, bool notify)
 
 	lockdep_assert_held(&j->lock);
 	WRITE_ONCE(j->gen, old + 1);
+	esa_changed(j->en);
 	if (expiry) {
 		esa_ctr_inc(j, ESA_CTR_EXPIRIES);
 		if (notify)
@@ -142,15 +155,6 @@ struct esa_kjob *esa_job_locked(struct esa_net *en, u32 id)
 		     NULL;
 }
 
-/* A change that a dump in progress must report (NLM_F_DUMP_INTR). */
-static void esa_changed(struct esa_net *en)
-{
-	lockdep_assert_held(&en->lock);
-	/* 0 would mean "no sequence" to nl_dump_check_consistent(). */
-	if (!++en->dump_seq)
-		en->dump_seq = 1;
-}
-
 /* The namespace's registry, allocated (and charged) on first use. */
 static struct esa_reg *esa_reg_get(struct esa_net *en)
 {
@@ -159,14 +163,12 @@ static struct esa_reg *esa_reg_get(struct esa_net *en)
 
 	if (reg)
 		return reg;
-	reg = kvzalloc(struct_size(reg, jobs, esa_max_jobs), ESA_GFP);
+	reg = kvzalloc(struct_size(reg, jobs, esa_max_jobs) +
+		       esa_max_jobs * sizeof(*reg->ids), ESA_GFP);
 	if (!reg)
 		return NULL;
-	reg->ids = kvcalloc(esa_max_jobs, sizeof(*reg->ids), ESA_GFP);
-	if (!reg->ids) {
-		kvfree(reg);
-		return NULL;
-	}
+	/* jobs[] is of pointers: ids[] after it is aligned for its u64s */
+	reg->ids = (void *)&reg->jobs[esa_max_jobs];
 	/* Not from 1: slots may outlive a module (pinned maps). */
 	for (id = 0; id < esa_max_jobs; id++)
 		reg->ids[id].gen = get_random_u32();
@@ -281,15 +283,17 @@ static int __net_init esa_net_init(struct net *net)
 
 	mutex_init(&en->lock);
 	en->net = net;
-	en->dump_seq = 1;
+	atomic_set(&en->dump_seq, 1);
 	return 0;
 }
 
 /*
  * The namespace is going away, or the module.  No netlink caller can reach
- * it, and no XDP program can look it up: a program that uses the kfuncs
+ * it, and no XDP program should look it up: a program that uses the kfuncs
  * holds the module, and the namespace's devices were unregistered (with a
- * grace period) before subsystems exit.  Drop the jobs without events.
+ * grace period) before subsystems exit.  Drop the jobs without events, and
+ * free the registry after a grace period all the same, as every RCU
+ * reader's memory is: nothing here relies on there being none.
  */
 static void __net_exit esa_net_exit(struct net *net)
 {
@@ -309,10 +313,8 @@ static void __net_exit esa_net_exit(struct net *net)
 	}
 	RCU_INIT_POINTER(en->reg, NULL);
 	mutex_unlock(&en->lock);
-	if (reg) {
-		kvfree(reg->ids);
-		kvfree(reg);
-	}
+	if (reg)
+		kvfree_rcu(reg, rcu);
 }
 
 static struct pernet_operations esa_net_ops = {

@@ -83,9 +83,14 @@ struct esa_id_state {
 	atomic64_t ctrs[ESA_CTR_ID_NUM];
 };
 
-/* A namespace's jobs, allocated on first use and kept until it goes. */
+/*
+ * A namespace's jobs, allocated on first use and kept until it goes: one
+ * allocation, ids[] after jobs[], freed after a grace period (RCU readers
+ * reach ids[] through a job).
+ */
 struct esa_reg {
-	struct esa_id_state *ids;		/* [esa_max_jobs] */
+	struct rcu_head rcu;
+	struct esa_id_state *ids;		/* [esa_max_jobs], below */
 	struct esa_kjob __rcu *jobs[];		/* [esa_max_jobs] */
 };
 
@@ -93,7 +98,9 @@ struct esa_net {
 	struct esa_reg __rcu *reg;	/* NULL until the first add */
 	struct net *net;
 	struct mutex lock;		/* serialises registry changes */
-	unsigned int dump_seq;		/* bumped by every change; lock */
+	atomic_t dump_seq;		/* bumped by every change, expiries
+					 * too (any context); never 0
+					 */
 	atomic64_t totals[ESA_CTR_NUM];
 };
 

@@ -29,7 +29,8 @@
 # (drop_place, drop_ack), the kernel's reverse-path filter, the PS, the
 # workers.  Then, per mode, a PS the switch has no next hop for: the sum
 # reaches it through the kernel stack, is refused, and the resend makes it
-# good.  Prints TAP.  KEEP=1 keeps the logs.
+# good.  Then generic mode's fan-out against another XDP program's
+# metadata (fanout_meta.sh).  Prints TAP.  KEEP=1 keeps the logs.
 set -u
 cd "$(dirname "$0")/../.."
 B=${OUTPUT:-build}
@@ -37,7 +38,7 @@ P=esad$$
 . selftests/esa/tap.sh
 
 echo "TAP version 13"
-for f in esactl esa-jobs esa-ps esa_pass.bpf.o; do
+for f in esactl esa-jobs esa-ps esa_pass.bpf.o meta_forge.bpf.o; do
 	[ -e $B/$f ] || tap_skip_all "$B/$f missing (run make)"
 done
 [ "$(id -u)" = 0 ] || tap_skip_all "needs root"
@@ -295,11 +296,31 @@ unresolved() {
 		[ "$(json $LOG/$M.run.json 'job(5)["ok"] and job(5)["tx_resends"] >= 1')" = True ]
 }
 
+# meta: generic mode's fan-out takes only the sums its own XDP program
+# passed up, not metadata another program on the port left with the
+# switch's magic (fanout_meta.sh, in a namespace of its own).
+meta() {
+	local ns=$P-meta line
+	ip netns add $ns || { nok "meta: namespace"; return; }
+	ip netns exec $ns sh -c "ip link set lo up
+		selftests/delivery/fanout_meta.sh $PWD/$B/esactl $PWD/$B/meta_forge.bpf.o" \
+		>$LOG/meta.tap 2>&1
+	ip netns del $ns
+	grep -q '^ok - ' $LOG/meta.tap || nok "meta: fanout_meta.sh ran"
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) ok "meta: ${line#ok - }" ;;
+		"not ok - "*) nok "meta: ${line#not ok - }" ;;
+		esac
+	done <$LOG/meta.tap
+}
+
 mode native esa
 mode native atp
 mode generic esa
 mode generic atp
 unresolved native
 unresolved generic
+meta
 
 tap_end

@@ -249,6 +249,7 @@ static int bench_cfg(const struct cfg *c, __u32 n, int rounds, struct res *out)
 	double fan[32], bc[32];
 	char err[ESA_ERR_LEN];
 	struct esa_opts o;
+	struct esa_job j;
 	struct esa e = {};
 	__u8 pkt[2048];
 	struct box b;
@@ -276,6 +277,9 @@ static int bench_cfg(const struct cfg *c, __u32 n, int rounds, struct res *out)
 	if (job_setup(&e, &b, c->workers, c->spread) ||
 	    old_setup(s, &b, c->workers, c->spread))
 		goto out;
+	if (esa_job_read(&e, JOB, &j))
+		goto out;
+	s->bss->dbench_reg = j.reg;	/* dbench_fan stamps it, as ingress */
 	len = result_frame(&b, c->workers, pkt);
 	s->bss->dbench_bcast_n = 0;
 	rc = bench_loop(&e, s, &b, c, pkt, len, n, rounds, fan, bc, out);

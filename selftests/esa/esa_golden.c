@@ -107,8 +107,13 @@ static int expect_result(FIXTURE_DATA(esa) *self, __u16 job, __u32 seq,
 			 __u8 flags, __be16 ipid, __u8 *buf)
 {
 	struct t_pkt p = t_data(&self->n, job, completer, seq, prio, sum, NV);
+	struct esa_job j;
 
+	if (esa_job_read(&self->e, job, &j))
+		return -1;
+	esa_stamp_reg(p.smac, j.reg);	/* whose members: for egress */
 	p.ipid = ipid;		/* the broadcast's number: the switch's choice */
+	p.df = 1;		/* everything the switch sends */
 	p.saddr = t_ip(T_SW_IP);
 	p.sport = ESA_DEFAULT_PORT;
 	p.type = ESA_T_RESULT;
@@ -132,6 +137,7 @@ static int expect_ps(FIXTURE_DATA(esa) *self, __u16 from_job, int from_rank,
 	p.saddr = t_ip(T_SW_IP);
 	p.sport = ESA_DEFAULT_PORT;
 	p.ttl = 64;
+	p.df = 1;		/* everything the switch sends */
 	p.daddr = t_ip(ps);
 	p.dport = T_PS_PORT;
 	p.type = type;
@@ -833,6 +839,33 @@ TEST_F(esa, job_id_reuse_starts_new_generation)
 	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_RECLAIMED));
 }
 
+/*
+ * Map mode: the control plane rewrites a job's entry while packets read it
+ * (a re-add after a delete); it clears the registration first, fills the
+ * fields, sets the new registration, then the state.  A packet that finds
+ * the registration cleared, or changed by the end of its admission, read a
+ * half-written entry: dropped as of no job, never admitted with the
+ * fields of one registration and the number of another.  Here the entry as
+ * a packet racing a re-add can find it: active, registration cleared.
+ */
+TEST_F(esa, half_rewritten_job_entry_admits_nothing)
+{
+	struct t_run r;
+	__u32 reg;
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	reg = self->e.jobs[JA].reg;
+	__atomic_store_n(&self->e.jobs[JA].reg, 0, __ATOMIC_RELEASE);
+	SEND(JA, 0, 125, 1, 0, &r);
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_DROP_JOB));
+	EXPECT_EQ(0, t_ctr(&self->e, JA, ESA_C_CLAIMED));
+	EXPECT_EQ(0, t_ctr(&self->e, JA, ESA_C_LEARN));
+	__atomic_store_n(&self->e.jobs[JA].reg, reg, __ATOMIC_RELEASE);
+	SEND(JA, 0, 125, 1, 0, &r);
+	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_CLAIMED));
+}
+
 /* Rule 8: malformed, spoofed and unknown packets are dropped and counted,
  * never aggregated. */
 TEST_F(esa, bad_packets_dropped_and_counted)
@@ -948,9 +981,14 @@ TEST_F(esa, odd_ip_on_esa_port_dropped)
 	EXPECT_EQ(0, t_ctr(&self->e, JA, ESA_C_CLAIMED));
 }
 
-/* Non-ESA traffic passes to the stack, byte for byte. */
+/*
+ * Non-ESA traffic passes to the stack, byte for byte; so does UDP to the
+ * ESA port that the box forwards (loaded without addr, the switch takes
+ * only what is addressed to the box itself).
+ */
 TEST_F(esa, other_traffic_passes_untouched)
 {
+	struct iphdr *ip;
 	__u8 buf[2048];
 	struct t_pkt p;
 	struct t_run r;
@@ -958,13 +996,21 @@ TEST_F(esa, other_traffic_passes_untouched)
 
 	LOAD(ESA_POLICY_ESA, 64, 0);
 	p = t_data(&self->n, JA, 0, 160, 0, self->v[0], NV);
-	for (int t = 0; t < 4; t++) {
+	for (int t = 0; t < 6; t++) {
 		len = t_build(&p, buf);
+		ip = (void *)(buf + sizeof(struct ethhdr));
 		switch (t) {
 		case 0: buf[12] = 0x08; buf[13] = 0x06; break;	/* ARP */
 		case 1: buf[12] = 0x86; buf[13] = 0xdd; break;	/* IPv6 */
 		case 2: buf[sizeof(struct ethhdr) + 9] = IPPROTO_TCP; break;
 		case 3: buf[T_HDRS - 6] ^= 1; break;		/* other port */
+		case 4:						/* transit */
+		case 5:			/* transit, first fragment */
+			ip->daddr = t_ip(T_PS_A);
+			ip->frag_off = t == 5 ? htons(0x2000) : 0;
+			ip->check = 0;
+			ip->check = t_csum(ip, sizeof(*ip));
+			break;
 		}
 		ASSERT_EQ(0, t_run(self->e.prog_fd, buf, len, self->n.sw0, NULL, 0, &r));
 		EXPECT_EQ(XDP_PASS, r.verdict) TH_LOG("case %d", t);
@@ -998,6 +1044,7 @@ static void expect_worker_copy(struct __test_metadata *_metadata,
 	EXPECT_EQ(t_ip(T_SW_IP), got->saddr);
 	EXPECT_EQ(T_WORKER_PORT + job, got->dport);
 	EXPECT_EQ(ESA_DEFAULT_PORT, got->sport);
+	EXPECT_EQ(1, got->df);
 	EXPECT_EQ(0, got->resv);
 	EXPECT_EQ(0, t_csum(w->pkt + sizeof(struct ethhdr), sizeof(struct iphdr)));
 	t_worker_mac(rank, mac);
@@ -1048,6 +1095,74 @@ TEST_F(esa, egress_addresses_every_member)
 		SEND(JA, k, 171, 0, 0, &r);
 	ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw0, &w, &got, vals));
 	EXPECT_EQ(t_worker_ip(0), got.daddr);
+}
+
+/*
+ * A copy addresses itself to the members of the registration whose sum it
+ * carries: the job registered again (other hosts) between the ingress and
+ * the port's flush, its copies of the old sum are dropped and counted,
+ * never sent to the new registration's hosts.
+ */
+TEST_F(esa, egress_copies_of_an_old_registration_dropped)
+{
+	struct esa_job j = t_job(W, T_PS_A, 7, JA);
+	struct esa_registry reg;
+	struct t_run r, w;
+	struct t_pkt got;
+	__s32 vals[NV];
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	for (int k = 0; k < W; k++)
+		SEND(JA, k, 173, 0, 0, &r);
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	ASSERT_EQ(0, esa_job_del(&self->e, JA));
+	esa_deliver_clear(&self->e, JA);
+	for (int k = 0; k < W; k++)
+		j.rank[k].ip = t_worker_ip(k + 3);
+	ASSERT_EQ(0, t_registry(&self->e, &reg));
+	ASSERT_EQ(0, t_job_add_macs(&reg, JA, &j)) TH_LOG("%s", reg.err);
+	esa_registry_close(&reg);
+	EXPECT_EQ(XDP_DROP, egress(self, &r, self->n.sw0, &w, &got, vals));
+	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_COPY_DROP));
+	EXPECT_EQ(0, t_ctr(&self->e, JA, ESA_C_RESULT_TX));
+}
+
+/*
+ * Egress keeps, per CPU and port, which copy of a broadcast comes next:
+ * two ports whose ifindexes are 4096 apart keep theirs apart.  Job 6's
+ * ranks are behind sw0, its PS behind a port of index sw0 + 4096; the
+ * copies, interleaved across the two ports, each reach their member.
+ */
+TEST_F(esa, egress_ports_keep_their_own_count)
+{
+	struct esa_job j = t_job(W, "10.0.2.2", 7, 6);
+	int alias = self->n.sw0 + 4096;
+	struct t_run r, w;
+	struct t_pkt got;
+	__s32 vals[NV];
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	ASSERT_EQ(0, t_sh("set -e; exec >/dev/null 2>&1\n"
+			  "ip link add swa index %d type veth peer name ha\n"
+			  "ip link set swa up; ip link set ha up\n"
+			  "ip addr add 10.0.2.1/24 dev swa\n"
+			  "ip neigh add 10.0.2.2 lladdr 02:00:00:00:02:02 nud permanent dev swa\n",
+			  alias));
+	ASSERT_EQ(0, t_port_register(&self->e, alias));
+	ASSERT_EQ(0, t_job_add(&self->e, 6, &j, self->err, sizeof(self->err)))
+		TH_LOG("%s", self->err);
+	for (int k = 0; k < W; k++)
+		SEND(6, k, 174, 0, 0, &r);
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	for (int k = 0; k < W; k++) {
+		ASSERT_EQ(XDP_PASS, egress(self, &r, self->n.sw0, &w, &got, vals));
+		EXPECT_EQ(t_worker_ip(k), got.daddr) TH_LOG("copy %d on sw0", k);
+		if (k == 0) {
+			ASSERT_EQ(XDP_PASS, egress(self, &r, alias, &w, &got, vals));
+			EXPECT_EQ(t_ip("10.0.2.2"), got.daddr);
+		}
+	}
+	EXPECT_EQ(0, t_ctr(&self->e, 6, ESA_C_COPY_DROP));
 }
 
 /* A job's workers and its PS behind one port each get their copy. */
@@ -1241,6 +1356,40 @@ TEST_F(esa, unresolved_and_unreachable_ps)
 	SEND(5, 0, 192, 0, ESA_F_RESEND, &r);
 	EXPECT_EQ(XDP_DROP, r.verdict);
 	EXPECT_EQ(1, t_ctr(&self->e, 5, ESA_C_DROP_NOROUTE));
+}
+
+/*
+ * A route or a port whose MTU fell below the packets' size since the job
+ * was registered (esactl refuses them then): what the kernel would not
+ * send is counted drop_mtu, never drop_noroute, and never silently.  To
+ * the PS: the FIB says the packet needs fragmenting.  The copies of a sum:
+ * the kernel's broadcast skips a port whose MTU is too small, so each
+ * member behind it counts.
+ */
+TEST_F(esa, packets_above_the_mtu_are_counted)
+{
+	struct t_run r;
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	ASSERT_EQ(0, t_sh("ip route add " T_PS_A "/32 dev sw1 mtu lock 100"));
+	SEND(JA, 0, 230, 0, ESA_F_RESEND, &r);
+	EXPECT_EQ(XDP_DROP, r.verdict);
+	EXPECT_EQ(1, t_ctr(&self->e, JA, ESA_C_DROP_MTU));
+	EXPECT_EQ(0, t_ctr(&self->e, JA, ESA_C_DROP_NOROUTE));
+	ASSERT_EQ(0, t_sh("ip route del " T_PS_A "/32"));
+
+	/* job B's three ranks are behind sw0, its PS behind sw1 */
+	ASSERT_EQ(0, t_sh("ip link set sw0 mtu 150"));
+	for (int k = 0; k < W; k++)
+		SEND(JB, k, 231, 0, 0, &r);
+	EXPECT_EQ(XDP_REDIRECT, r.verdict);
+	EXPECT_EQ(1, t_ctr(&self->e, JB, ESA_C_COMPLETED));
+	EXPECT_EQ(W, t_ctr(&self->e, JB, ESA_C_DROP_MTU));
+	ASSERT_EQ(0, t_sh("ip link set sw0 mtu 1500"));
+	for (int k = 0; k < W; k++)
+		SEND(JB, k, 232, 0, 0, &r);
+	EXPECT_EQ(XDP_REDIRECT, r.verdict);
+	EXPECT_EQ(W, t_ctr(&self->e, JB, ESA_C_DROP_MTU));
 }
 
 /*
@@ -1566,6 +1715,8 @@ TEST_F(esa, job_registration_checked)
 /* Two levels: leaves sum their ranks, a spine sums the leaves         */
 /* ------------------------------------------------------------------ */
 
+/* A spine needs ageing (esactl refuses stale 0 with leaves); never in these. */
+#define SPINE_STALE	60000
 #define JL	10	/* at a leaf: ranks 0 and 1 of 3 here, its spine at PS A's address */
 #define JS	11	/* at a spine: leaves at workers 0 (ranks 0-1) and 2 (ranks 2-3) */
 
@@ -1655,6 +1806,38 @@ TEST_F(esa, leaf_sends_its_sum_up)
 			ESA_R_RESEND, ESA_F_RESEND, JL, 0, 300, 1, 0x1,
 			self->v[0], want);
 	EXPECT_BYTES(&r, want, len);
+}
+
+/*
+ * A leaf with no next hop for its spine: its sum goes up through the
+ * kernel stack with the completing worker's source, which the stack
+ * forwards (resolving the next hop on the way), as a PS's packets do; the
+ * leaf's own address as source would be a martian, dropped, and the next
+ * hop never resolved.
+ */
+TEST_F(esa, leaf_sum_up_through_the_stack_when_unresolved)
+{
+	struct esa_job j = leaf_job();
+	const struct iphdr *ip;
+	const struct esa_hdr *h;
+	struct t_run r;
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	j.up.ip = t_ip(T_PS_NONEIGH);
+	ASSERT_EQ(0, t_job_add(&self->e, JL, &j, self->err, sizeof(self->err)));
+	SEND(JL, 0, 305, 1, 0, &r);
+	SEND(JL, 1, 305, 1, 0, &r);
+	ASSERT_EQ(XDP_PASS, r.verdict);
+	ip = (const void *)(r.pkt + sizeof(struct ethhdr));
+	h = (const void *)(r.pkt + T_HDRS);
+	EXPECT_EQ(t_ip(T_PS_NONEIGH), ip->daddr);
+	EXPECT_EQ(t_worker_ip(1), ip->saddr);	/* the stack forwards it */
+	EXPECT_EQ(0, t_csum(ip, sizeof(*ip)));
+	EXPECT_EQ(ESA_T_DATA, h->type);
+	EXPECT_EQ(ESA_F_LEAF, h->flags);
+	EXPECT_EQ(0x3, be64toh(h->bitmap));
+	EXPECT_EQ(1, t_ctr(&self->e, JL, ESA_C_UP_TX));
+	EXPECT_EQ(1, t_ctr(&self->e, JL, ESA_C_PS_STACK));
 }
 
 /* A leaf with one rank of its job: each packet is the leaf's sum at once. */
@@ -1748,6 +1931,39 @@ TEST_F(esa, leaf_sends_the_spines_result_to_its_ranks)
 }
 
 /*
+ * A leaf hands the spine's result to the fan-out of the job's current
+ * registration only: registered again under the same id (here behind
+ * esactl's back, so its fan-out is still the old registration's), the
+ * job's results never go to the old registration's hosts; the sum goes
+ * whole to the PS (DELIVER), which delivers it.
+ */
+TEST_F(esa, leaf_delivers_to_the_current_registration_only)
+{
+	struct esa_job j = leaf_job();
+	const struct iphdr *ip;
+	const struct esa_hdr *h;
+	struct t_run r;
+	struct t_pkt p;
+
+	LOAD(ESA_POLICY_ESA, 64, 0);
+	ASSERT_EQ(0, t_job_add(&self->e, JL, &j, self->err, sizeof(self->err)));
+	SEND(JL, 0, 306, 1, 0, &r);
+	SEND(JL, 1, 306, 1, 0, &r);
+	ASSERT_EQ(0, esa_job_del(&self->e, JL));
+	ASSERT_EQ(0, esa_job_add(&self->e, JL, &j, self->err, sizeof(self->err)));
+	p = spine_result(self, 306, self->sum);
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw1, &r));
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	ip = (const void *)(r.pkt + sizeof(struct ethhdr));
+	h = (const void *)(r.pkt + T_HDRS);
+	EXPECT_EQ(ESA_T_PARTIAL, h->type);
+	EXPECT_EQ(ESA_R_DELIVER, h->reason);
+	EXPECT_EQ(t_ip(T_PS_B), ip->daddr);
+	EXPECT_EQ(1, t_ctr(&self->e, JL, ESA_C_DOWN_RX));
+	EXPECT_EQ(1, t_ctr(&self->e, JL, ESA_C_FANOUT_MISS));
+}
+
+/*
  * A spine sums whole leaves: each leaf's DATA carries exactly the ranks
  * registered under it, from its address and port; the result goes to the
  * leaves and the PS.  A leaf's overflow carries into the result.
@@ -1760,7 +1976,7 @@ TEST_F(esa, spine_sums_whole_leaves)
 	struct t_pkt p, got;
 	struct esa_slot s;
 
-	LOAD(ESA_POLICY_ESA, 64, 0);
+	LOAD(ESA_POLICY_ESA, 64, SPINE_STALE);
 	ASSERT_EQ(0, t_job_add(&self->e, JS, &j, self->err, sizeof(self->err)));
 	for (int i = 0; i < NV; i++) {
 		lx[i] = 1000 * i - 7;
@@ -1817,7 +2033,7 @@ TEST_F(esa, spine_checks_each_leaf)
 	struct esa_job j = t_spine_job(7);
 	struct t_run r;
 
-	LOAD(ESA_POLICY_ESA, 64, 0);
+	LOAD(ESA_POLICY_ESA, 64, SPINE_STALE);
 	ASSERT_EQ(0, t_job_add(&self->e, JS, &j, self->err, sizeof(self->err)));
 	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
 		struct t_pkt p = leaf_data(self, bad[k].rank, 410, 1, bad[k].set,
@@ -1850,7 +2066,7 @@ TEST_F(esa, spine_sends_unsummed_leaf_sums_to_the_ps)
 	__u32 idx, sa;
 	int len;
 
-	LOAD(ESA_POLICY_ESA, 64, 0);
+	LOAD(ESA_POLICY_ESA, 64, SPINE_STALE);
 	ASSERT_EQ(0, t_job_add(&self->e, JS, &j, self->err, sizeof(self->err)));
 	for (int i = 0; i < NV; i++) {
 		lx[i] = 5 * i;
@@ -1879,6 +2095,44 @@ TEST_F(esa, spine_sends_unsummed_leaf_sums_to_the_ps)
 }
 
 /*
+ * A spine whose job has no switch memory (switchml without a region): a
+ * leaf's sum goes to the PS as the PARTIAL it is (rank none, the leaf's
+ * ranks, reason NOSLOT), never as a COLLISION, which a PS takes from one
+ * rank only; a worker's packet of a job without memory stays a COLLISION.
+ */
+TEST_F(esa, noslot_leaf_sum_goes_to_the_ps_as_a_partial)
+{
+	struct esa_job j = t_spine_job(7);
+	__u8 want[2048];
+	struct t_run r;
+	struct t_pkt p;
+	__s32 lx[NV];
+	int len;
+
+	LOAD(ESA_POLICY_SWITCHML, 64, SPINE_STALE);
+	ASSERT_EQ(0, t_job_add(&self->e, JS, &j, self->err, sizeof(self->err)));
+	for (int i = 0; i < NV; i++)
+		lx[i] = 3 * i - 40;
+	p = leaf_data(self, 2, 430, 1, 0xc, lx);
+	ASSERT_EQ(0, t_send(&self->e, &p, self->n.sw0, &r));
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	len = expect_ps(self, JS, 2, T_PS_A, t_ps_a_mac, ESA_T_PARTIAL,
+			ESA_R_NOSLOT, 0, JS, ESA_RANK_NONE, 430, 1, 0xc, lx, want);
+	EXPECT_BYTES(&r, want, len);
+	EXPECT_EQ(1, t_ctr(&self->e, JS, ESA_C_NOSLOT));
+	EXPECT_EQ(1, t_ctr(&self->e, JS, ESA_C_PS_TX));
+
+	/* one level: a worker's chunk without memory, a COLLISION */
+	j = t_job(W, T_PS_A, 7, 12);
+	ASSERT_EQ(0, t_job_add(&self->e, 12, &j, self->err, sizeof(self->err)));
+	SEND(12, 1, 431, 2, 0, &r);
+	ASSERT_EQ(XDP_REDIRECT, r.verdict);
+	len = expect_ps(self, 12, 1, T_PS_A, t_ps_a_mac, ESA_T_COLLISION,
+			ESA_R_NOSLOT, 0, 12, 1, 431, 2, 0x2, self->v[1], want);
+	EXPECT_BYTES(&r, want, len);
+}
+
+/*
  * Policy atp across two levels: the top holds the sum until its PS acks;
  * a leaf, whose sums go up, holds none.
  */
@@ -1891,7 +2145,7 @@ TEST_F(esa, atp_holds_at_the_top_only)
 	struct t_run r;
 	__s32 lx[NV];
 
-	LOAD(ESA_POLICY_ATP, 64, 0);
+	LOAD(ESA_POLICY_ATP, 64, SPINE_STALE);
 	ASSERT_EQ(0, t_job_add(&self->e, JL, &j, self->err, sizeof(self->err)));
 	SEND(JL, 0, 320, 1, 0, &r);
 	SEND(JL, 1, 320, 1, 0, &r);

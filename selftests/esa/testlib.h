@@ -197,6 +197,7 @@ struct t_pkt {
 	__u16	sport, dport;	/* host order */
 	__be16	ipid;		/* as on the wire */
 	__u8	ttl;
+	__u8	df;		/* IP's don't-fragment flag */
 	__u8	version, type, flags, prio, reason, resv;
 	__u16	job, rank, count;	/* host order */
 	__u32	seq;
@@ -237,6 +238,7 @@ static inline int t_build(const struct t_pkt *p, __u8 *buf)
 	ip->ihl = 5;
 	ip->ttl = p->ttl ? p->ttl : 64;
 	ip->id = p->ipid;
+	ip->frag_off = p->df ? htons(0x4000) : 0;
 	ip->protocol = IPPROTO_UDP;
 	ip->tot_len = htons(sizeof(*ip) + sizeof(*udp) + plen);
 	ip->saddr = p->saddr;
@@ -364,6 +366,7 @@ static inline int t_parse(const __u8 *buf, __u32 len, struct t_pkt *p,
 	p->saddr = ip->saddr;
 	p->daddr = ip->daddr;
 	p->ttl = ip->ttl;
+	p->df = ip->frag_off == htons(0x4000);
 	p->ipid = ip->id;
 	p->sport = ntohs(udp->source);
 	p->dport = ntohs(udp->dest);

@@ -155,6 +155,51 @@ TEST_F_TIMEOUT(nl, dump_interrupted_by_a_change, K_TIMEOUT)
 	esa_nl_close(r.other);
 }
 
+struct expiry {
+	struct esa_nl *other;
+	int seen, before, expired;
+};
+
+/* At the first job of the dump, wait (10 s at most) for job 99's expiry. */
+static int expiry_cb(__u32 id, const struct esa_job *j,
+		     const struct esa_nl_job_info *info, void *arg)
+{
+	struct esa_nl_job_info i99;
+	struct expiry *x = arg;
+	struct esa_job got;
+
+	if (x->seen++)
+		return 0;
+	x->before = !esa_nl_job_get(x->other, 99, &got, &i99) && i99.expired;
+	for (int k = 0; k < 1000 && !x->expired; k++) {
+		usleep(10000);
+		x->expired = !esa_nl_job_get(x->other, 99, &got, &i99) &&
+			     i99.expired;
+	}
+	return 0;
+}
+
+/*
+ * A lease running out is a change too (a new generation, the job
+ * expired): a dump across it is flagged, as across an add or a delete.
+ */
+TEST_F_TIMEOUT(nl, dump_interrupted_by_an_expiry, K_TIMEOUT)
+{
+	struct esa_job j = t_job(ESA_MAX_WORKERS, T_PS_A, 0, 0);
+	struct expiry x = {};
+
+	for (int id = 0; id < 99; id++)
+		ASSERT_EQ(0, esa_nl_job_add(self->nl, id, &j));
+	ASSERT_EQ(0, esa_nl_open(&x.other));
+	j.lease_ms = 1000;		/* runs out during the dump */
+	ASSERT_EQ(0, esa_nl_job_add(self->nl, 99, &j));
+	ASSERT_NLERR(-EINTR, "the jobs changed during the dump: run it again",
+		     esa_nl_job_dump(self->nl, expiry_cb, &x));
+	EXPECT_EQ(0, x.before) TH_LOG("job 99 expired before the dump began");
+	EXPECT_EQ(1, x.expired);
+	esa_nl_close(x.other);
+}
+
 TEST_F_TIMEOUT(nl, dump_takes_no_attributes, K_TIMEOUT)
 {
 	struct esa_job j = t_job(2, T_PS_A, 0, 0);

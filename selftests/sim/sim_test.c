@@ -329,6 +329,52 @@ static void test_probe_switchml(void)
 	probe_fini(&c);
 }
 
+/*
+ * Two levels, at a spine whose job has no memory (switchml, one region,
+ * taken by the other job): a leaf's sum goes to the PS as the PARTIAL it
+ * is, its ranks and rank none, as the XDP program sends it; a COLLISION
+ * is one rank's only.
+ */
+static void test_probe_noslot_leaf(void)
+{
+	static const unsigned nw[] = { 4, 4 };
+	struct sim_probe_out out[MAXOUT];
+	struct probe_ctx c;
+	int n = 0, act = -1;
+
+	memset(&c, 0, sizeof(c));
+	small(&c.p);
+	c.p.njobs = 2;
+	c.p.pool = 4;
+	c.p.swml_regions = 1;
+	c.p.racks = 2;
+	c.p.rack_workers = 2;
+	c.p.levels = 2;
+	c.good = !sim_workload_gen(&c.p, &c.w);
+	for (unsigned i = 0; c.good && i < 2; i++) {
+		c.w.job[i].nworkers = nw[i];
+		c.w.job[i].arrival = 0;
+	}
+	c.pr = c.good ? sim_probe_new(&c.p, &c.w, ESA_POLICY_SWITCHML) : NULL;
+	check(&c, c.pr && sim_probe_slot(c.pr, 0, 0) && !sim_probe_slot(c.pr, 1, 0),
+	      "setup: job 0 has the spine's region, job 1 none");
+	if (c.good)
+		act = sim_probe_leaf(c.pr, 1, 1, 2, 7, 3, out, MAXOUT, &n);
+	check(&c, act == SIM_A_NOSLOT && n == 1 && out[0].to == SIM_TO_PS,
+	      "noslot: the leaf's sum to the PS");
+	check(&c, out[0].type == ESA_T_PARTIAL && out[0].reason == ESA_R_NOSLOT &&
+	      out[0].rank == ESA_RANK_NONE && out[0].bitmap == 0xc &&
+	      !(out[0].flags & ESA_F_LEAF),
+	      "noslot: a PARTIAL of the leaf's ranks (0xc), rank none");
+	ok(c.good, "directed switchml, two levels: a spine without memory sends a "
+	   "leaf's sum to the PS as a PARTIAL%s%s", c.good ? "" : ": ", c.err);
+	if (c.good)
+		diag("noslot: type %u reason %u rank %u bitmap 0x%llx", out[0].type,
+		     out[0].reason, out[0].rank, (unsigned long long)out[0].bitmap);
+	sim_probe_free(c.pr);
+	sim_workload_free(&c.w);
+}
+
 static void test_prio(void)
 {
 	struct sim_job_spec j = { .chunks = 500, .iters = 10, .sprio = 77 };
@@ -882,6 +928,7 @@ int main(void)
 	test_probe_esa();
 	test_probe_atp();
 	test_probe_switchml();
+	test_probe_noslot_leaf();
 	test_prio();
 	test_workload();
 	test_determinism();

@@ -28,7 +28,8 @@
 # not from the PS); the counters of each level tell the story: leaves send
 # sums up and each result from the spine once to each of their ranks, the
 # spine sends each result once to each leaf and once to the PS, the PS
-# finishes what the network lost.  Then make bench-multirack, small: it
+# finishes what the network lost.  Then a leaf without a next hop to its
+# spine (unresolved_up).  Then make bench-multirack, small: it
 # runs, and ends with its line.  Prints TAP.  KEEP=1 keeps the logs.
 set -u
 cd "$(dirname "$0")/../.."
@@ -275,7 +276,52 @@ level_checks() {
 	esac
 }
 
+# unresolved_up: leaf 1 has no neighbour entry for its next hop to the
+# spine.  A sum of leaf 1's ranks cannot go up by the fast path: it goes
+# through the kernel stack with the worker's source (ps_stack), which
+# forwards it, resolving the next hop on the way; the spine refuses it
+# (not from the leaf: drop_spoof); the workers' resends make it good
+# through the PS, and the next sums go up from the leaf's address.  With
+# the leaf's own address as its source the stack drops it as a martian and
+# never resolves the next hop.  The same rule as a PS's packets (suite
+# 25-delivery, "unresolved"); docs/protocol.md, "Two levels".
+up_resolved() { ip -n $P-l1 neigh show 10.8.1.1 dev uplink | grep -q lladdr; }
+unresolved_up() {
+	local rc x pspid stack spoof
+	S=unresolved-up POLICY=esa
+	for x in 1 2 3; do shape $x || { nok "$S: links shaped"; return; }; done
+	load esa || { nok "$S: switches loaded"; return; }
+	register || { nok "$S: jobs registered"; return; }
+	ip netns exec $P-h250 $B/esa-ps -j -s $SPINE -s 10.254.1.1 -s 10.254.2.1 -s 10.254.3.1 \
+		job 1 ps $PS workers "${J1[@]}" >$LOG/$S.ps.json 2>$LOG/$S.ps.err &
+	pspid=$!
+	PIDS="$PIDS $pspid"
+	sleep 0.3
+	# tiers_resolve resolved every next hop: forget leaf 1's to the spine
+	ip -n $P-l1 neigh flush dev uplink
+	check "$S: leaf 1 has no next hop for the spine" \
+		[ -z "$(ip -n $P-l1 neigh show 10.8.1.1 dev uplink | grep -v FAILED)" ]
+	timeout 120 $B/esa-jobs -j -s $SPINE -n 16K -i 2 --linger 300 \
+		$(run_words 1 "dtype=i32 prio=1 prio_max=3 window=8 timeout_ms=100" J1 J1L) \
+		>$LOG/$S.run.json 2>$LOG/$S.run.err
+	rc=$?
+	for x in sp l1; do sw $x -j stats show >$LOG/$S.$x.json; done
+	kill -TERM $pspid 2>/dev/null
+	wait $pspid 2>/dev/null
+	[ $rc = 0 ] || sed 's/^/# /' $LOG/$S.run.err | head -5
+	stack=$(c l1 1 ps_stack) spoof=$(c sp 1 drop_spoof)
+	check "$S: leaf 1's sums went up through the kernel stack ($stack)" \
+		[ "${stack:-0}" -ge 1 ]
+	check "$S: the spine refused what came through the stack, not from the leaf ($spoof of $stack)" \
+		[ "${spoof:-0}" -ge 1 -a "${spoof:-0}" -le "${stack:-0}" ]
+	check "$S: leaf 1's next hop to the spine resolved on the way" up_resolved
+	check "$S: the sums came right at every rank, then up from the leaf's address (leaf 1 up_tx $(c l1 1 up_tx), spine completed $(c sp 1 completed))" \
+		[ "$(json $LOG/$S.run.json 'all(x["ok"] for x in d["jobs"])')" = True -a \
+		  "$(c sp 1 completed)" -gt 0 ]
+}
+
 scenario clean esa ""
+unresolved_up
 scenario loss1 esa loss1
 scenario loss5 esa loss5
 scenario linkdown esa "" down

@@ -22,6 +22,7 @@ mutants=(
 	"eager		6.12	registry_allocated_on_first_use	registry allocated with every namespace"
 	"nochanged	6.12	set_prio|nl.events|esactl monitor	no event for a priority change"
 	"noconsistent	6.12	dump_interrupted_by_a_change	dumps without NLM_F_DUMP_INTR"
+	"noexpiry	6.12	dump_interrupted_by_an_expiry	an expiry not a change for a dump"
 	"dumpattrs	6.12	dump_takes_no_attributes	a dump's attributes ignored"
 	"nobind		6.12	program_serves_one_namespace|programs_sharing_maps	a program serving every namespace"
 	"bindbss	6.12	programs_sharing_maps	the binding in the program's memory, not with the slot maps"
@@ -42,11 +43,13 @@ mutate() {
 	unaccounted)
 		sed -i 's/^#define ESA_GFP.*/#define ESA_GFP GFP_KERNEL/' "$d/kmod/registry.c" ;;
 	eager)
-		sed -i 's/^\ten->dump_seq = 1;/&\n\tmutex_lock(\&en->lock);\n\tesa_reg_get(en);\n\tmutex_unlock(\&en->lock);/' "$d/kmod/registry.c" ;;
+		sed -i 's/^\tatomic_set(\&en->dump_seq, 1);/&\n\tmutex_lock(\&en->lock);\n\tesa_reg_get(en);\n\tmutex_unlock(\&en->lock);/' "$d/kmod/registry.c" ;;
 	nochanged)
 		sed -i '/esa_notify_job(en, j, ESA_CMD_JOB_CHANGED, GFP_ATOMIC);/d' "$d/kmod/registry.c" ;;
 	noconsistent)
 		sed -i '/genl_dump_check_consistent(cb, hdr);/d' "$d/kmod/netlink.c" ;;
+	noexpiry)
+		sed -i '/^\tesa_changed(j->en);$/d' "$d/kmod/registry.c" ;;
 	dumpattrs)
 		sed -i 's/if (nlmsg_attrlen(cb->nlh, GENL_HDRLEN)) {/if (0) {/' "$d/kmod/netlink.c" ;;
 	nobind)

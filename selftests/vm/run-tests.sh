@@ -99,6 +99,9 @@ if [ -x "$bin/esactl" ]; then
 	# The job's workers and PS are reached through ea0 (esactl checks
 	# that every member is behind an attached port).
 	ip link add ea0 type veth peer name eb0 && ip link set ea0 up && ip link set eb0 up
+	# native XDP sends into a veth only when its peer runs NAPI (GRO on
+	# it): esactl dev attach refuses ea0 otherwise (6.3 and later)
+	ethtool -K eb0 gro on >/dev/null 2>&1
 	ip addr add 10.9.0.1/24 dev ea0
 	t "esactl prog load: picks the kfunc variant with esa.ko loaded" \
 		sh -c "'$bin/esactl' -d $pin prog load slots 64 values 32 &&

@@ -128,6 +128,14 @@ check() { # check NAME MAKE-TARGET
 check "kmod/ is checkpatch.pl --strict clean" kmod-checkpatch
 check "bpf/ is checkpatch.pl --strict clean (but for libbpf's const volatile, kfunc externs, index macros)" bpf-checkpatch
 check "kmod/esa.yaml is a valid netlink spec, matches the UAPI header, and kmod/genl.[ch] are what ynl-gen-c makes of it" kmod-spec-check
+# DKMS may take vmlinux from a kernel image, which extract-vmlinux.sh reads
+# as an x86 bzImage only: dkms.conf must keep DKMS to x86_64.
+if grep -q '^BUILD_EXCLUSIVE_ARCH="x86_64"$' dkms.conf &&
+   grep -q 'x86 kernel image' kmod/extract-vmlinux.sh; then
+	tap ok "dkms.conf builds only for x86_64, the one arch kmod/extract-vmlinux.sh reads"
+else
+	tap fail "dkms.conf builds only for x86_64, the one arch kmod/extract-vmlinux.sh reads"
+fi
 
 # Copy ELF file $1 to $r$2 with the shared libraries it needs.
 copy_elf() {
@@ -211,6 +219,9 @@ mkinitramfs() {
 		"$out/bin/esa_kmod_stress" "$out/bin/esa_kfunc_bench" "$out/bin/esa_fuzz" \
 		"$out/bin/esactl" selftests/delivery/fanout_one.sh \
 		selftests/delivery/fanout_probe.py "$r/esa/"
+	# the probe's wire version: the UAPI header, where it looks from /esa
+	mkdir -p "$r/include/uapi/linux"
+	cp include/uapi/linux/esa.h "$r/include/uapi/linux/"
 	# fanout_one.sh turns GRO on at the ranks' veth (native XDP into a
 	# veth needs the peer's NAPI).
 	copy_elf "$(command -v ethtool)" /sbin/ethtool

@@ -53,12 +53,13 @@ static int esa_place_one(struct esa *e, const struct esa_job *j, int i,
 {
 	__be32 ip = esa_place_ip(j, i);
 	char who[64], dev[IF_NAMESIZE] = "?";
+	int rc, need = ESA_IP_LEN(e->cfg.nvals);
+	__u32 rmtu = 0;
 	bool local;
-	int rc;
 
 	esa_who(j, i, who, sizeof(who));
 	if (!p->ifindex) {
-		rc = esa_route_dev(ip, &p->ifindex, &local);
+		rc = esa_route_dev(ip, &p->ifindex, &local, &rmtu);
 		if (rc)
 			return ERR("%s: no route from the switch: %s", who,
 				   strerror(-rc));
@@ -71,6 +72,14 @@ static int esa_place_one(struct esa *e, const struct esa_job *j, int i,
 	if (!esa_port_registered(e, p->ifindex))
 		return ERR("%s is behind %s, where ESA is not attached (esactl dev attach %s)",
 			   who, dev, dev);
+	/* what the switch sends it must get there (esa_port_fits()) */
+	rc = esa_if_mtu(p->ifindex);
+	if (rc >= 0 && rc < need)
+		return ERR("%s is behind %s, whose MTU %d is below the packets' %d bytes",
+			   who, dev, rc, need);
+	if (rmtu && rmtu < (__u32)need)
+		return ERR("%s is reached by a route of MTU %u, below the packets' %d bytes",
+			   who, rmtu, need);
 	return 0;
 }
 
@@ -248,4 +257,30 @@ int esa_bind_read(struct esa *e, __u32 id, int rank, struct esa_bind *b)
 int esa_fanout_read(struct esa *e, __u32 id, struct esa_fanout *f)
 {
 	return bpf_map_lookup_elem(e->members_fd, &id, f) ? -errno : 0;
+}
+
+/* Does fan-out f send to port ifindex (a member, or a leaf's spine)? */
+static bool esa_fan_uses(const struct esa_fanout *f, int ifindex)
+{
+	for (int i = 0; i < f->n && i < ESA_FAN_MAX; i++)
+		if (f->m[i].ifindex == (__u32)ifindex)
+			return true;
+	return f->up_ifindex == (__u32)ifindex;
+}
+
+int esa_port_serves(struct esa *e, int ifindex, __u32 *id)
+{
+	struct esa_fanout *f = calloc(1, sizeof(*f));
+	int found = 0;
+
+	if (!f)
+		return -ENOMEM;
+	for (__u32 k = 0; k < e->cfg.max_jobs && !found; k++) {
+		if (esa_fanout_read(e, k, f) || !f->reg || !esa_fan_uses(f, ifindex))
+			continue;
+		*id = k;
+		found = 1;
+	}
+	free(f);
+	return found;
 }

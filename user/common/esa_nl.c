@@ -421,7 +421,8 @@ static int esa_nl_family_cb(struct esa_nl *nl, const struct nlmsghdr *h,
 	return 0;
 }
 
-int esa_nl_open(struct esa_nl **out)
+/* A handle on generic netlink family `name`; -ENOENT when there is none. */
+static int esa_nl_open_family(struct esa_nl **out, const char *name)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	socklen_t salen = sizeof(sa);
@@ -446,8 +447,7 @@ int esa_nl_open(struct esa_nl **out)
 	setsockopt(nl->fd, SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one,
 		   sizeof(one));
 	msg_init(nl, &m, GENL_ID_CTRL, 0, CTRL_CMD_GETFAMILY);
-	msg_put(&m, CTRL_ATTR_FAMILY_NAME, ESA_GENL_NAME,
-		sizeof(ESA_GENL_NAME));
+	msg_put(&m, CTRL_ATTR_FAMILY_NAME, name, strlen(name) + 1);
 	err = esa_nl_do(nl, &m, esa_nl_family_cb, NULL);
 	if (!err && !nl->family)
 		err = -ENOENT;
@@ -460,6 +460,52 @@ fail:
 		close(nl->fd);
 	free(nl);
 	return err;
+}
+
+int esa_nl_open(struct esa_nl **out)
+{
+	return esa_nl_open_family(out, ESA_GENL_NAME);
+}
+
+/*
+ * The kernel's "netdev" family (6.3 and later; linux/netdev.h, which
+ * Debian 12's headers lack): a device's XDP features.
+ */
+#define ESA_NETDEV_NAME			"netdev"
+#define ESA_NETDEV_CMD_DEV_GET		1
+#define ESA_NETDEV_A_DEV_IFINDEX	1
+#define ESA_NETDEV_A_DEV_XDP_FEATURES	3
+
+static int esa_nl_features_cb(struct esa_nl *nl, const struct nlmsghdr *h,
+			      void *arg)
+{
+	const struct nlattr *tb[ESA_NETDEV_A_DEV_XDP_FEATURES + 1];
+	int off = NLMSG_HDRLEN + GENL_HDRLEN;
+
+	if (h->nlmsg_type != nl->family)
+		return 0;
+	parse_attrs((const char *)h + off, h->nlmsg_len - off, tb,
+		    ESA_NETDEV_A_DEV_XDP_FEATURES);
+	if (!tb[ESA_NETDEV_A_DEV_XDP_FEATURES])
+		return -ENODATA;
+	*(__u64 *)arg = attr_u64(tb[ESA_NETDEV_A_DEV_XDP_FEATURES]);
+	return 1;
+}
+
+int esa_nl_xdp_features(int ifindex, __u64 *features)
+{
+	struct esa_nl *nl;
+	struct esa_msg m;
+	int err;
+
+	err = esa_nl_open_family(&nl, ESA_NETDEV_NAME);
+	if (err)
+		return err;
+	msg_init(nl, &m, nl->family, 0, ESA_NETDEV_CMD_DEV_GET);
+	msg_u32(&m, ESA_NETDEV_A_DEV_IFINDEX, ifindex);
+	err = esa_nl_do(nl, &m, esa_nl_features_cb, features);
+	esa_nl_close(nl);
+	return err < 0 ? err : err ? 0 : -ENODATA;
 }
 
 void esa_nl_close(struct esa_nl *nl)

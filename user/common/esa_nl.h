@@ -48,6 +48,14 @@ typedef int (*esa_nl_event_cb)(const struct esa_nl_event *ev, void *arg);
 /* -ENOENT when esa.ko is not loaded. */
 int esa_nl_open(struct esa_nl **nl);
 void esa_nl_close(struct esa_nl *nl);
+
+/*
+ * The XDP features of device ifindex (NETDEV_XDP_ACT_*, the kernel's
+ * "netdev" family); -ENOENT on a kernel that does not report them (before
+ * 6.3).
+ */
+#define ESA_XDP_ACT_NDO_XMIT	(1ULL << 2)	/* takes XDP redirects */
+int esa_nl_xdp_features(int ifindex, __u64 *features);
 /* The kernel's explanation of the last failure, or NULL if it gave none. */
 const char *esa_nl_error(const struct esa_nl *nl);
 /* For poll(2); and a receive timeout for every later call (0: none). */

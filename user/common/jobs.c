@@ -59,6 +59,14 @@ bool esa_job_two_levels(const struct esa_job *j)
 	return false;
 }
 
+bool esa_job_spine(const struct esa_job *j)
+{
+	for (int r = 0; r < ESA_MAX_WORKERS; r++)
+		if (j->set[r])
+			return true;
+	return false;
+}
+
 __u64 esa_job_mask(const struct esa_job *j)
 {
 	__u64 m = 0;
@@ -160,6 +168,10 @@ int esa_job_check(const struct esa_cfg *cfg, __u32 id, const struct esa_job *j,
 			    j->lease_ms > ESA_LEASE_MS_MAX))
 		return ERR("a lease is 0 (none) or %u to %u ms, not %u",
 			   ESA_LEASE_MS_MIN, ESA_LEASE_MS_MAX, j->lease_ms);
+	/* a spine sees no resends: only ageing frees a leaf's sum the PS
+	 * finished (docs/design.md, "Two levels") */
+	if (!cfg->stale_ms && esa_job_spine(j))
+		return ERR("a spine's job needs ageing, and the program was loaded with stale 0 (esactl prog load ... stale MS)");
 	return esa_ranks_check(j, err, len) ?: esa_region_check(cfg, j, err, len);
 }
 
@@ -208,6 +220,7 @@ int esa_job_add(struct esa *e, __u32 id, struct esa_job *j, char *err,
 		size_t len)
 {
 	struct esa_job *m;
+	__u32 reg;
 	int rc;
 
 	if (esa_job_check(&e->cfg, id, j, err, len))
@@ -221,10 +234,14 @@ int esa_job_add(struct esa *e, __u32 id, struct esa_job *j, char *err,
 			return rc;
 	}
 	/*
-	 * Inactive, nothing in the data path writes the entry: fill it, open
-	 * a new generation (which frees whatever slots an earlier job with
-	 * this id still held), then flip the state.
+	 * Inactive, nothing in the data path writes the entry, but a packet
+	 * that found it active before the delete may still be reading it:
+	 * clear the registration first, which tells such a packet the entry
+	 * changed under it (esa_admit(), bpf/esa_jobs.bpf.h); fill it, open a
+	 * new generation (which frees whatever slots an earlier job with this
+	 * id still held) as the new registration, then flip the state.
 	 */
+	__atomic_store_n(&m->reg, 0, __ATOMIC_RELEASE);
 	m->nworkers = j->nworkers;
 	m->max_prio = j->max_prio;
 	m->flags = j->flags;
@@ -236,7 +253,10 @@ int esa_job_add(struct esa *e, __u32 id, struct esa_job *j, char *err,
 	memcpy(m->set, j->set, sizeof(m->set));
 	m->mask = esa_job_mask(j);
 	m->up = j->up;
-	m->reg = esa_job_bump(m);
+	do	/* 0 means "being written" */
+		reg = esa_job_bump(m);
+	while (!reg);
+	__atomic_store_n(&m->reg, reg, __ATOMIC_RELEASE);
 	__atomic_store_n(&m->state, ESA_JOB_ACTIVE, __ATOMIC_RELEASE);
 	j->reg = m->reg;
 	j->life = __atomic_load_n(&m->life, __ATOMIC_RELAXED);

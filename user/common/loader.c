@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <arpa/inet.h>
 #include <net/if.h>
@@ -161,6 +162,7 @@ static void esa_clear(struct esa *e)
 	e->prog_fd = e->jobs_fd = e->slots_fd = e->acc_fd = -1;
 	e->counters_fd = e->tombs_fd = e->routes_fd = e->binds_fd = -1;
 	e->members_fd = e->fan_fd = e->ports_fd = e->portinfo_fd = -1;
+	e->seen_fd = -1;
 	e->cfg_fd = e->egress_fd = e->egress_test_fd = e->tc_fd = -1;
 }
 
@@ -299,6 +301,7 @@ static void load_fds(struct esa *e, struct bpf_object *obj)
 	e->fan_fd = esa_map_fd(obj, "esa_fan");
 	e->ports_fd = esa_map_fd(obj, "esa_ports");
 	e->portinfo_fd = esa_map_fd(obj, "esa_portinfo");
+	e->seen_fd = esa_map_fd(obj, "esa_seen");
 	bpf_object__for_each_map(m, obj)
 		if (bpf_map__is_internal(m) && strstr(bpf_map__name(m), ".rodata"))
 			e->cfg_fd = bpf_map__fd(m);
@@ -334,6 +337,8 @@ int esa_load(struct esa *e, const struct esa_opts *o, char *err, size_t len)
 	cfg.addr = o->addr;
 	cfg.policy = o->policy;
 	cfg.kfunc = !!kfunc;
+	if (getrandom(&cfg.cookie, sizeof(cfg.cookie), 0) != sizeof(cfg.cookie))
+		cfg.cookie = (__u64)time(NULL) << 32 ^ getpid() ^ (__u64)(long)&cfg;
 	if (load_size(obj, &cfg, err, len))
 		goto out_close;
 	if (bpf_object__load(obj)) {
@@ -374,6 +379,7 @@ static const struct {
 	{ "fan",		"esa_fan",		0 },
 	{ "ports",		"esa_ports",		0 },
 	{ "portinfo",		"esa_portinfo",		0 },
+	{ "seen",		"esa_seen",		0 },
 	{ "config",		NULL,			0 },
 };
 
@@ -438,7 +444,8 @@ int esa_open_pinned(struct esa *e, const char *dir, char *err, size_t len)
 		&e->prog_fd, &e->egress_fd, &e->tc_fd,
 		&e->jobs_fd, &e->slots_fd, &e->acc_fd, &e->counters_fd,
 		&e->tombs_fd, &e->routes_fd, &e->binds_fd, &e->members_fd,
-		&e->fan_fd, &e->ports_fd, &e->portinfo_fd, &e->cfg_fd,
+		&e->fan_fd, &e->ports_fd, &e->portinfo_fd, &e->seen_fd,
+		&e->cfg_fd,
 	};
 	char path[512], *buf;
 	struct bpf_map_info info = {};
@@ -492,7 +499,7 @@ void esa_close(struct esa *e)
 			e->prog_fd, e->egress_fd, e->tc_fd, e->jobs_fd,
 			e->slots_fd, e->acc_fd, e->counters_fd, e->tombs_fd,
 			e->routes_fd, e->binds_fd, e->members_fd, e->fan_fd,
-			e->ports_fd, e->portinfo_fd, e->cfg_fd,
+			e->ports_fd, e->portinfo_fd, e->seen_fd, e->cfg_fd,
 		};
 
 		for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)

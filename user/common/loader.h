@@ -39,7 +39,8 @@ struct esa {
 	int	tc_fd;		/* generic mode's fan-out (tc ingress) */
 	int	egress_test_fd;	/* its test copy (loaded objects only) */
 	int	jobs_fd, slots_fd, acc_fd, counters_fd, tombs_fd, routes_fd;
-	int	binds_fd, members_fd, fan_fd, ports_fd, portinfo_fd, cfg_fd;
+	int	binds_fd, members_fd, fan_fd, ports_fd, portinfo_fd, seen_fd;
+	int	cfg_fd;
 	struct esa_job *jobs;	/* the jobs map, mmap()ed */
 	size_t	jobs_len;
 	struct esa_cfg cfg;
@@ -90,6 +91,8 @@ static inline bool esa_job_member(const struct esa_job *j, int r)
 __u64 esa_job_mask(const struct esa_job *j);
 /* Is job j a leaf's or a spine's (an upstream, or a member with ranks)? */
 bool esa_job_two_levels(const struct esa_job *j);
+/* Is job j a spine's (a member that is a leaf with its ranks)? */
+bool esa_job_spine(const struct esa_job *j);
 /* Active and expired are both registered; expired = silent past its lease. */
 int esa_job_expired(const struct esa_job *j);
 __u32 esa_job_gen(const struct esa_job *j);
@@ -121,6 +124,8 @@ int esa_port_generic(struct esa *e, int ifindex);
 int esa_port_each(struct esa *e, int (*fn)(int ifindex, void *arg), void *arg);
 /* Register a port for sending without attaching (tests, a PS's port). */
 int esa_port_register(struct esa *e, int ifindex, char *err, size_t len);
+/* The MTU of port ifindex, or -errno. */
+int esa_if_mtu(int ifindex);
 
 /* ------------------------------------------------------------------ */
 /* Where members live and how results reach them (deliver.c)           */
@@ -150,9 +155,15 @@ int esa_deliver_set(struct esa *e, __u32 id, const struct esa_job *j,
 void esa_deliver_clear(struct esa *e, __u32 id);
 int esa_bind_read(struct esa *e, __u32 id, int rank, struct esa_bind *b);
 int esa_fanout_read(struct esa *e, __u32 id, struct esa_fanout *f);
+/* 1 and *id when a job's fan-out sends to port ifindex (or its spine's
+ * there), else 0. */
+int esa_port_serves(struct esa *e, int ifindex, __u32 *id);
 
-/* The port the box reaches ip through (route.c); *local: ip is the box's. */
-int esa_route_dev(__be32 ip, int *ifindex, bool *local);
+/*
+ * The port the box reaches ip through (route.c); *local: ip is the box's;
+ * *mtu: the route's own MTU, 0 if it has none (then the port's rules).
+ */
+int esa_route_dev(__be32 ip, int *ifindex, bool *local, __u32 *mtu);
 
 extern const char *const esa_counter_names[__ESA_C_MAX];
 /* What each counts, a line (names.c; Prometheus's HELP). */

@@ -50,6 +50,7 @@ const char *const esa_counter_names[__ESA_C_MAX] = {
 	[ESA_C_DROP_IP]		= "drop_ip",
 	[ESA_C_DROP_NOROUTE]	= "drop_noroute",
 	[ESA_C_DROP_INTERNAL]	= "drop_internal",
+	[ESA_C_DROP_MTU]	= "drop_mtu",
 };
 
 const char *const esa_counter_help[__ESA_C_MAX] = {

@@ -7,13 +7,18 @@
  * it, include/esa_maps.h).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "loader.h"
+#include "esa_nl.h"
 
 #define ERR(...)	esa_fail(err, len, -1, __VA_ARGS__)
 
@@ -25,12 +30,67 @@ static __u32 esa_prog_id(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
+int esa_if_mtu(int ifindex)
+{
+	struct ifreq ifr = {};
+	int fd, rc;
+
+	if (!if_indextoname(ifindex, ifr.ifr_name))
+		return -errno;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	rc = ioctl(fd, SIOCGIFMTU, &ifr) ? -errno : ifr.ifr_mtu;
+	close(fd);
+	return rc;
+}
+
+/*
+ * Can port ifindex carry what the switch sends?  Its MTU must hold the
+ * packets, and in native mode it must take XDP redirects: the kernel's
+ * broadcast skips a port that cannot, and one whose MTU the frame exceeds,
+ * without a word.  Where the kernel does not report XDP features (before
+ * 6.3), the driver's redirects fail later instead, counted as its tx
+ * drops.
+ */
+static int esa_port_fits(struct esa *e, int ifindex, const char *name,
+			 int generic, char *err, size_t len)
+{
+	int mtu = esa_if_mtu(ifindex), need = ESA_IP_LEN(e->cfg.nvals);
+	__u64 f;
+
+	if (mtu >= 0 && mtu < need)
+		return ERR("%s's MTU %d is below the packets' %d bytes (values %u): raise it (ip link set %s mtu %d) or load fewer values",
+			   name, mtu, need, e->cfg.nvals, name, need);
+	if (!generic && !esa_nl_xdp_features(ifindex, &f) &&
+	    !(f & ESA_XDP_ACT_NDO_XMIT))
+		return ERR("%s cannot take XDP redirects (no ndo_xdp_xmit; a veth's peer needs XDP or GRO): results for it would be lost; attach it in mode generic",
+			   name);
+	return 0;
+}
+
 int esa_port_registered(struct esa *e, int ifindex)
 {
 	struct bpf_devmap_val v;
 	__u32 k = ifindex;
 
 	return !bpf_map_lookup_elem(e->ports_fd, &k, &v);
+}
+
+/*
+ * The port's entry in esa_seen, egress's count of the copies it hands out
+ * there (per CPU, zeroed); one made earlier is kept.
+ */
+static int esa_port_seen(struct esa *e, __u32 k)
+{
+	void *zero = calloc(e->ncpus, (sizeof(struct esa_egress_seen) + 7) & ~7);
+	int rc;
+
+	if (!zero)
+		return -ENOMEM;
+	rc = bpf_map_update_elem(e->seen_fd, &k, zero, BPF_NOEXIST);
+	free(zero);
+	return rc && errno != EEXIST ? -errno : 0;
 }
 
 int esa_port_register(struct esa *e, int ifindex, char *err, size_t len)
@@ -41,11 +101,14 @@ int esa_port_register(struct esa *e, int ifindex, char *err, size_t len)
 	};
 	char name[IF_NAMESIZE] = "?";
 	__u32 k = ifindex;
+	int rc;
 
-	if (!bpf_map_update_elem(e->ports_fd, &k, &v, BPF_ANY))
+	rc = esa_port_seen(e, k);
+	if (!rc && !bpf_map_update_elem(e->ports_fd, &k, &v, BPF_ANY))
 		return 0;
+	rc = rc ?: -errno;
 	if_indextoname(ifindex, name);
-	return ERR("cannot register %s for sending: %s", name, strerror(errno));
+	return ERR("cannot register %s for sending: %s", name, strerror(-rc));
 }
 
 /*
@@ -125,6 +188,8 @@ int esa_port_attach(struct esa *e, int ifindex, int generic, char *err,
 			   name, generic ? "native" : "generic", name);
 	if (!bpf_xdp_query_id(ifindex, mode, &id) && id && id != ours)
 		return ERR("%s already runs XDP program %u: detach it first", name, id);
+	if (esa_port_fits(e, ifindex, name, generic, err, len))
+		return -1;
 	if (id != ours) {
 		rc = bpf_xdp_attach(ifindex, e->prog_fd,
 				    XDP_FLAGS_UPDATE_IF_NOEXIST | mode, NULL);
@@ -154,6 +219,7 @@ int esa_port_detach(struct esa *e, int ifindex, char *err, size_t len)
 
 	if_indextoname(ifindex, name);
 	found += !bpf_map_delete_elem(e->ports_fd, &k);
+	bpf_map_delete_elem(e->seen_fd, &k);
 	found += esa_port_tc_detach(e, ifindex);
 	for (int m = 0; m < 2; m++) {
 		__u32 mode = m ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Which port the box reaches an address through: one RTM_GETROUTE, as
- * `ip route get ADDR` asks it.
+ * Which port the box reaches an address through, and the route's MTU if it
+ * has one: one RTM_GETROUTE, as `ip route get ADDR` asks it.
  */
 #include <errno.h>
 #include <string.h>
@@ -19,9 +19,22 @@ struct esa_rtreq {
 	__be32		ip;
 };
 
-/* The route in the answer h: its output device and type. */
+/* RTAX_MTU of a route's RTA_METRICS, or 0. */
+static __u32 esa_route_mtu(const struct rtattr *metrics)
+{
+	const struct rtattr *a;
+	int alen = RTA_PAYLOAD(metrics);
+	__u32 mtu = 0;
+
+	for (a = RTA_DATA(metrics); RTA_OK(a, alen); a = RTA_NEXT(a, alen))
+		if (a->rta_type == RTAX_MTU && RTA_PAYLOAD(a) >= sizeof(mtu))
+			memcpy(&mtu, RTA_DATA(a), sizeof(mtu));
+	return mtu;
+}
+
+/* The route in the answer h: its output device, type and MTU. */
 static int esa_route_parse(const struct nlmsghdr *h, int n, int *ifindex,
-			   bool *local)
+			   bool *local, __u32 *mtu)
 {
 	const struct rtmsg *rt;
 	const struct rtattr *a;
@@ -39,13 +52,16 @@ static int esa_route_parse(const struct nlmsghdr *h, int n, int *ifindex,
 	rt = NLMSG_DATA(h);
 	*local = rt->rtm_type == RTN_LOCAL;
 	alen = RTM_PAYLOAD(h);
-	for (a = RTM_RTA(rt); RTA_OK(a, alen); a = RTA_NEXT(a, alen))
+	for (a = RTM_RTA(rt); RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
 		if (a->rta_type == RTA_OIF && RTA_PAYLOAD(a) >= sizeof(int))
 			memcpy(ifindex, RTA_DATA(a), sizeof(int));
+		else if (a->rta_type == RTA_METRICS)
+			*mtu = esa_route_mtu(a);
+	}
 	return *ifindex || *local ? 0 : -ENETUNREACH;
 }
 
-int esa_route_dev(__be32 ip, int *ifindex, bool *local)
+int esa_route_dev(__be32 ip, int *ifindex, bool *local, __u32 *mtu)
 {
 	struct esa_rtreq req = {
 		.nh = {
@@ -63,6 +79,7 @@ int esa_route_dev(__be32 ip, int *ifindex, bool *local)
 
 	*ifindex = 0;
 	*local = false;
+	*mtu = 0;
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	if (fd < 0)
 		return -errno;
@@ -71,7 +88,8 @@ int esa_route_dev(__be32 ip, int *ifindex, bool *local)
 	} else {
 		n = recv(fd, buf, sizeof(buf), 0);
 		rc = n < 0 ? -errno :
-		     esa_route_parse((const struct nlmsghdr *)buf, n, ifindex, local);
+		     esa_route_parse((const struct nlmsghdr *)buf, n, ifindex, local,
+				     mtu);
 	}
 	close(fd);
 	return rc;

@@ -64,6 +64,7 @@ static int dev_detach(int argc, char **argv)
 {
 	int ifindex, rc;
 	struct esa e;
+	__u32 id;
 
 	if (argc < 1)
 		return fail("dev detach needs a device");
@@ -73,6 +74,12 @@ static int dev_detach(int argc, char **argv)
 		return bad_arg("dev detach", argv[1]);
 	if (dev_ifindex(*argv, &ifindex) || open_switch(&e))
 		return 1;
+	/* a job's devmap would go on sending there (prog unload takes all) */
+	if (esa_port_serves(&e, ifindex, &id) > 0) {
+		esa_close(&e);
+		return fail("%s serves job %u, whose members are behind it: delete the job first",
+			    *argv, id);
+	}
 	rc = detach_one(&e, ifindex, 0);
 	esa_close(&e);
 	return rc;

@@ -340,7 +340,7 @@ struct opts {
 	int	io;		/* IO_*: the transport */
 	int	queue;		/* AF_XDP: the interface's queue */
 	int	delay_us;	/* emulated one-way link delay (0: none) */
-	char	ifname[16];	/* AF_XDP: "" = the route to the first job's worker */
+	char	ifname[16];	/* AF_XDP: "" = the route to the first switch */
 };
 
 static void set_io(struct opts *o, const char *s)

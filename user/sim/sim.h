@@ -245,6 +245,10 @@ struct sim_probe *sim_probe_new(const struct sim_params *p,
 int sim_probe_data(struct sim_probe *pr, double t_us, unsigned job,
 		   unsigned rank, uint32_t seq, uint8_t prio, int resend,
 		   struct sim_probe_out *out, int max, int *nout);
+/* With racks: the sum a leaf sends up of the ranks under rank's leaf. */
+int sim_probe_leaf(struct sim_probe *pr, double t_us, unsigned job,
+		   unsigned rank, uint32_t seq, uint8_t prio,
+		   struct sim_probe_out *out, int max, int *nout);
 int sim_probe_ack(struct sim_probe *pr, double t_us, unsigned job,
 		  uint32_t seq, struct sim_probe_out *out, int max, int *nout);
 const struct esa_slot *sim_probe_slot(struct sim_probe *pr, unsigned job,

@@ -70,12 +70,31 @@ static int probe_out(struct sim_probe *pr, uint64_t before,
 	return n;
 }
 
+/* Packet p into box 0; the action it took and what it sent. */
+static int probe_feed(struct sim_probe *pr, double t_us, struct pkt *p,
+		      struct sim_probe_out *out, int max, int *nout)
+{
+	struct sim *s = &pr->s;
+	uint64_t before = s->ord, acts[__ESA_A_MAX], noslot;
+	int act = -1;
+
+	memcpy(acts, s->R->act, sizeof(acts));
+	noslot = s->R->c[ESA_C_NOSLOT];
+	s->now = (stime_t)llround(t_us * T_US);
+	sim_sw_proc(s, 0, 0, p, DST_NONE);
+	for (int a = 0; a < __ESA_A_MAX; a++)
+		if (s->R->act[a] != acts[a])
+			act = a;
+	if (s->R->c[ESA_C_NOSLOT] != noslot)
+		act = SIM_A_NOSLOT;
+	*nout = probe_out(pr, before, out, max);
+	return act;
+}
+
 int sim_probe_data(struct sim_probe *pr, double t_us, unsigned job,
 		   unsigned rank, uint32_t seq, uint8_t prio, int resend,
 		   struct sim_probe_out *out, int max, int *nout)
 {
-	struct sim *s = &pr->s;
-	uint64_t before = s->ord, acts[__ESA_A_MAX], noslot;
 	struct pkt p = {
 		.bitmap = 1ULL << rank,
 		.seq = seq,
@@ -85,19 +104,27 @@ int sim_probe_data(struct sim_probe *pr, double t_us, unsigned job,
 		.flags = resend ? ESA_F_RESEND : 0,
 		.prio = prio,
 	};
-	int act = -1;
 
-	memcpy(acts, s->R->act, sizeof(acts));
-	noslot = s->R->c[ESA_C_NOSLOT];
-	s->now = (stime_t)llround(t_us * T_US);
-	sim_sw_proc(s, 0, 0, &p, DST_NONE);
-	for (int a = 0; a < __ESA_A_MAX; a++)
-		if (s->R->act[a] != acts[a])
-			act = a;
-	if (s->R->c[ESA_C_NOSLOT] != noslot)
-		act = SIM_A_NOSLOT;
-	*nout = probe_out(pr, before, out, max);
-	return act;
+	return probe_feed(pr, t_us, &p, out, max, nout);
+}
+
+int sim_probe_leaf(struct sim_probe *pr, double t_us, unsigned job,
+		   unsigned rank, uint32_t seq, uint8_t prio,
+		   struct sim_probe_out *out, int max, int *nout)
+{
+	const struct job *j = &pr->s.job[job];
+	uint64_t set = j->at[j->leaf[rank % ESA_MAX_WORKERS]].mask;
+	struct pkt p = {
+		.bitmap = set,
+		.seq = seq,
+		.job = job,
+		.rank = set ? esa_lowest_rank(set) : rank,
+		.type = ESA_T_DATA,
+		.flags = ESA_F_LEAF,
+		.prio = prio,
+	};
+
+	return probe_feed(pr, t_us, &p, out, max, nout);
 }
 
 int sim_probe_ack(struct sim_probe *pr, double t_us, unsigned job,

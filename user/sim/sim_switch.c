@@ -273,11 +273,9 @@ static void sw_data(struct sim *s, unsigned b, struct pkt *p)
 	sidx = esa_slot_index(s->policy, p->job, k.seq, s->P->pool,
 			      jr->region_base, jr->region_size);
 	if (sidx < 0) {
-		p->type = ESA_T_COLLISION;
-		p->reason = ESA_R_NOSLOT;
-		count(s, b, ESA_C_NOSLOT);
 		s->R->fate[SIM_F_TO_PS]++;
-		sw_to_ps(s, b, p->job, p);
+		esa_outcome_noslot(&o, p->job, &k);
+		sw_send_out(s, b, j, p, &o);
 		return;
 	}
 	sw_slot(s, b, j, p, &k, (uint32_t)sidx);

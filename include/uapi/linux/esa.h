@@ -163,6 +163,13 @@ struct esa_hdr {
 
 #define ESA_HDR_LEN	24
 
+/*
+ * The IP packet of an ESA packet of nvals values (IPv4 and UDP headers
+ * without options): what the MTU of every port and route it takes must
+ * hold.  With 256 values 1076 bytes, with ESA_MAX_VALUES 3476.
+ */
+#define ESA_IP_LEN(nvals)	(20 + 8 + ESA_HDR_LEN + 4 * (nvals))
+
 /* ------------------------------------------------------------------------ */
 /* Slot allocation policies (chosen when the program is loaded)              */
 /* ------------------------------------------------------------------------ */
@@ -257,6 +264,12 @@ enum esa_counter {
 	ESA_C_RESEND_HELD,	/* resends of a rank already in a partial
 				 * that is not idle past the ageing limit:
 				 * dropped, the partial waits for its peers
+				 */
+	ESA_C_DROP_MTU,		/* drops: a packet, or a result copy, larger
+				 * than the MTU of the route or the port it
+				 * must leave by (the kernel would not send
+				 * it); esactl refuses such ports and routes,
+				 * this counts what changed since
 				 */
 	__ESA_C_MAX,
 };
