@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libesa: the transports.  UDP here, and the worker's side of AF_XDP (the
- * socket itself, frames and the XDP program are xsk.c's, shared with
- * esa-ps): its send frames are the DATA packets' buffers, what arrives goes
- * to esa_rx_packet() in its frame, and the unconnected UDP socket stays
- * beside it for strays, ICMP errors and what goes to the PS.
+ * libesa: the transport, and UDP.  Opens the transport the config asks for
+ * (io = udp, xdp, auto; AF_XDP is io_xsk.c's, the emulated link delay
+ * delay.c's) in the configured network namespace, and hands each esa_io_*()
+ * call to the one open.  Owns the UDP sockets and receive buffers (w->udp),
+ * the packets' memory on UDP (w->pktmem), w->io_desc, and the ICMP errors
+ * noted per peer (w->icmp_sw, w->icmp_ps).  What arrives goes up to the
+ * engine through w->rx only: the transport calls nothing above it.
  *
  * UDP: two sockets on the worker's registered address and port.  `sfd` is
  * connected to the switch: DATA leaves through it with one route lookup per
@@ -13,11 +15,12 @@
  * back on it (the kernel prefers the connected socket for them).  `fd` is
  * unconnected: the PS's results and FETCHes, and the ICMP errors about what
  * goes to the PS, arrive there (a connected socket would refuse the PS's
- * packets; results are unicast, so no broadcast is lost either way).  Both
- * are drained every round.  Results are received straight into buffers of
- * a pool; a result the worker uses stays in its buffer as the FETCH cache
- * entry, so a result is copied once, by the kernel, and then read where it
- * lies.
+ * packets; results are unicast, so no broadcast is lost either way); on
+ * AF_XDP it stays beside the socket for strays, ICMP errors and what goes
+ * to the PS.  Both are drained every round.  Results are received straight
+ * into buffers of a pool; a result the worker uses stays in its buffer as
+ * the FETCH cache entry, so a result is copied once, by the kernel, and
+ * then read where it lies.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +37,7 @@
 #include <netinet/udp.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <linux/errqueue.h>
 
 #include "esa_int.h"
 #include "xsk.h"
@@ -47,16 +51,6 @@
 #define GRO_MAX_BYTES	65536	/* the most a GRO'd datagram holds (gro_max_size) */
 #define UDP_MAX_SEGS	64	/* the kernel's UDP_MAX_SEGMENTS up to 6.x */
 #define UDP_MAX_PAYLOAD	65507
-
-static int esa_xsk_worker_open(struct esa_worker *w, char *err, size_t len);
-static void esa_xsk_worker_close(struct esa_worker *w);
-static uint8_t *esa_xsk_worker_pkt(struct esa_worker *w, uint32_t id);
-static int esa_xsk_worker_send(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t now);
-static bool esa_xsk_worker_busy(struct esa_worker *w, uint32_t id);
-static bool esa_xsk_worker_claim(struct esa_worker *w, uint32_t id);
-static int esa_xsk_worker_recv(struct esa_worker *w, uint64_t now);
-static void esa_xsk_worker_release(struct esa_worker *w, uint64_t buf);
-static int esa_xsk_worker_fd(struct esa_worker *w);
 
 /* Set a socket buffer (beyond the sysctl cap if allowed); what was granted. */
 static int set_buf(int fd, int force, int plain, int bytes)
@@ -438,6 +432,69 @@ void esa_io_close(struct esa_worker *w)
 }
 
 /* ------------------------------------------------------------------ */
+/* ICMP errors                                                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Errors a send can meet that are not the socket's fault: no route, a
+ * firewall, or an ICMP error about an earlier packet that IP_RECVERR left on
+ * the socket (then also in its error queue: esa_read_errq()).
+ */
+bool esa_transient_errno(int e)
+{
+	switch (e) {
+	case ECONNREFUSED: case EHOSTUNREACH: case ENETUNREACH: case EHOSTDOWN:
+	case ENETDOWN: case ENONET: case ENOPROTOOPT: case EPROTO: case EMSGSIZE:
+	case EOPNOTSUPP: case EACCES: case EPERM:
+		return true;
+	}
+	return false;
+}
+
+static void note_icmp(struct esa_worker *w, const struct sockaddr_in *to,
+		      const struct sock_extended_err *ee, uint64_t now)
+{
+	struct esa_icmp *x = esa_same_sin(to, &w->cfg.sw) ? &w->icmp_sw :
+			     esa_same_sin(to, &w->cfg.ps) ? &w->icmp_ps : NULL;
+
+	w->st.icmp_errors++;
+	if (!x)
+		return;
+	x->ns = now;
+	x->count++;
+	x->err = ee->ee_errno;
+	x->origin = ee->ee_origin;
+	x->from = ((const struct sockaddr_in *)SO_EE_OFFENDER(ee))->sin_addr;
+}
+
+/* The socket's queued errors (ICMP about what we sent): noted per peer. */
+void esa_read_errq(struct esa_worker *w, int fd, uint64_t now)
+{
+	union {
+		char	buf[CMSG_SPACE(sizeof(struct sock_extended_err) +
+				       sizeof(struct sockaddr_in))];
+		struct cmsghdr align;
+	} cb;
+	uint8_t payload[ESA_HDR_LEN];
+	struct sockaddr_in to;
+
+	for (;;) {
+		struct iovec iov = { payload, sizeof(payload) };
+		struct msghdr m = {
+			.msg_name = &to, .msg_namelen = sizeof(to), .msg_iov = &iov,
+			.msg_iovlen = 1, .msg_control = cb.buf, .msg_controllen = sizeof(cb.buf),
+		};
+		struct cmsghdr *cm;
+
+		if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+			return;
+		for (cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
+			if (cm->cmsg_level == SOL_IP && cm->cmsg_type == IP_RECVERR)
+				note_icmp(w, &to, (const void *)CMSG_DATA(cm), now);
+	}
+}
+
+/* ------------------------------------------------------------------ */
 /* Sending                                                             */
 /* ------------------------------------------------------------------ */
 
@@ -567,7 +624,7 @@ void esa_io_release(struct esa_worker *w, uint64_t buf)
 	if (buf & ESA_XSK_BUF)
 		esa_xsk_worker_release(w, buf);
 	else
-		w->udp.free[w->udp.nfree++] = (uint32_t)buf;
+		esa_udp_release(&w->udp, (uint32_t)buf);
 }
 
 /* recvmmsg, reading the error queue after a transient error: how many
@@ -611,7 +668,7 @@ static int udp_drain(struct esa_worker *w, int fd, uint64_t now)
 			if (w->delay && esa_delay_hold(w, u->rb[i], u->rmsg[i].msg_len,
 						       &u->rsrc[i], now))
 				u->rb[i] = UINT32_MAX;	/* the delay line has it */
-			else if (esa_rx_packet(w, u->riov[i].iov_base, u->rmsg[i].msg_len,
+			else if (w->rx(w, u->riov[i].iov_base, u->rmsg[i].msg_len,
 					       &u->rsrc[i], now, u->rb[i]))
 				u->rb[i] = UINT32_MAX;	/* the cache has it now */
 		}
@@ -664,7 +721,7 @@ static int gro_split(struct esa_worker *w, int i, uint64_t now)
 	for (size_t k = 0; k < n; k++) {
 		size_t l = len - k * seg < seg ? len - k * seg : seg;
 
-		if (esa_rx_packet(w, u->giov[i][k].iov_base, l, &u->gsrc[i], now, u->gb[i][k])) {
+		if (w->rx(w, u->giov[i][k].iov_base, l, &u->gsrc[i], now, u->gb[i][k])) {
 			/* the cache has it now: a fresh buffer in its place */
 			u->gb[i][k] = u->free[--u->nfree];
 			u->giov[i][k].iov_base = u->mem + (size_t)u->gb[i][k] * u->slot;
@@ -757,101 +814,4 @@ int esa_io_wait(struct esa_worker *w, uint64_t deadline_ns)
 						   pfd[i].fd == w->udp.sfd))
 			esa_read_errq(w, pfd[i].fd, esa_now_mono_ns());
 	return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* AF_XDP for the workers (xsk.c)                                                    */
-/* ------------------------------------------------------------------ */
-
-static int esa_xsk_worker_open(struct esa_worker *w, char *err, size_t len)
-{
-	struct esa_xsk_cfg c = {
-		.ifname = w->cfg.ifname, .route_to = w->cfg.sw.sin_addr, .queue = w->cfg.queue,
-		.local = &w->cfg.local, .nlocal = 1, .tx_frames = w->npkts,
-		.rx_hold = w->nrc, .pkt_max = w->pktlen,
-	};
-	/* xdp_workers workers like this one, or of window 128 if larger */
-	uint32_t one = esa_xsk_need(w->npkts, w->nrc), dflt = esa_xsk_need(4 * 128, 4 * 128);
-	uint8_t mac[6];
-	int rc;
-
-	c.umem_frames = w->cfg.xdp_workers * (one > dflt ? one : dflt);
-	rc = esa_xsk_open(&w->xsk, &c, err, len);
-	/* the switch's next hop, resolved now (opening may wait for it) */
-	if (!rc)
-		rc = esa_xsk_next_hop(w->xsk, w->cfg.sw.sin_addr, mac, err, len);
-	for (uint32_t i = 0; !rc && i < w->npkts; i++)
-		rc = esa_xsk_tx_prep(w->xsk, i, &w->cfg.local, &w->cfg.sw, w->pktlen, err, len);
-	if (rc) {
-		esa_xsk_close(w->xsk);
-		w->xsk = NULL;
-		return rc;
-	}
-	snprintf(w->io_desc, sizeof(w->io_desc), "%s", esa_xsk_desc(w->xsk));
-	w->st.xdp_zerocopy = esa_xsk_zerocopy(w->xsk);
-	return 0;
-}
-
-static void esa_xsk_worker_close(struct esa_worker *w)
-{
-	esa_xsk_close(w->xsk);
-	w->xsk = NULL;
-}
-
-uint8_t *esa_xsk_worker_pkt(struct esa_worker *w, uint32_t id)
-{
-	return esa_xsk_tx_payload(w->xsk, id);
-}
-
-static int esa_xsk_worker_send(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t now)
-{
-	uint32_t f[ESA_BATCH];
-	int k;
-
-	for (int i = 0; i < n; i++)
-		f[i] = p[i]->id;
-	k = esa_xsk_send(w->xsk, f, n);
-	if (k >= 0 && k < n) {
-		w->st.send_again++;
-		w->send_blocked = true;
-	}
-	return k;
-}
-
-static bool esa_xsk_worker_busy(struct esa_worker *w, uint32_t id)
-{
-	return esa_xsk_tx_busy(w->xsk, id);
-}
-
-static bool esa_xsk_worker_claim(struct esa_worker *w, uint32_t id)
-{
-	return esa_xsk_tx_claim(w->xsk, id);
-}
-
-static int esa_xsk_worker_recv(struct esa_worker *w, uint64_t now)
-{
-	struct esa_xsk_rx rx[ESA_BATCH];
-	int got = 0, n = esa_xsk_tx_kick(w->xsk);	/* what the device pushed back */
-
-	if (n < 0)
-		return n;
-	do {
-		n = esa_xsk_recv(w->xsk, rx, ESA_BATCH);
-		for (int i = 0; i < n; i++)
-			if (!esa_rx_packet(w, rx[i].pkt, rx[i].len, &rx[i].src, now, rx[i].buf))
-				esa_xsk_release(w->xsk, rx[i].buf);
-		got += n;
-	} while (n == ESA_BATCH);
-	esa_xsk_flush(w->xsk);
-	return got;
-}
-
-static void esa_xsk_worker_release(struct esa_worker *w, uint64_t buf)
-{
-	esa_xsk_release(w->xsk, buf);
-}
-
-static int esa_xsk_worker_fd(struct esa_worker *w)
-{
-	return esa_xsk_fd(w->xsk);
 }
