@@ -2,7 +2,7 @@
 /*
  * libesa: silence.  When no result comes back: half-way to giving up, a
  * probe of the PS (w->probed); at give_up_ms, the error line says who is
- * silent, from what the worker noted on the way (the ICMP errors io.c
+ * silent, from what the worker noted on the way (the ICMP errors udp.c
  * read, the PS's latest FETCH recv.c kept, the last packet from the switch
  * and from the PS).  Owns no state of its own but the probe's flag.
  */

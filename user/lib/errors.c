@@ -46,6 +46,15 @@ int esa_worker_fail(struct esa_worker *w, int err, const char *fmt, ...)
 	return err;
 }
 
+/* "what: strerror(errno)" into err; returns -errno. */
+int esa_sock_fail(char *err, size_t len, const char *what)
+{
+	int e = errno;
+
+	snprintf(err, len, "%s: %s", what, strerror(e));
+	return -e;
+}
+
 /* Add a note to the worker's warning ("; " between notes). */
 void esa_warn(struct esa_worker *w, const char *fmt, ...)
 {

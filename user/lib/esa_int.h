@@ -122,8 +122,9 @@ void esa_fill_nan(float *out, size_t n);
  *   recv.c     results: checks, their use, RTT and window, FETCH answers
  *   chunk.c    the window's entries: admitting, building, scale blocks
  *   send.c     the ready ring and the resend heap: sending and resending
- *   io.c       the transport and UDP, ICMP errors; io_xsk.c: AF_XDP;
- *              delay.c: an emulated link delay
+ *   io.c       the transport: opening the one asked for, each call to it
+ *   udp.c      UDP, the ICMP errors; io_xsk.c: AF_XDP; delay.c: an
+ *              emulated link delay in front of UDP
  *   errors.c   the error and warning lines (any file may call it)
  *
  * struct esa_worker below groups its fields by the file that owns them
@@ -228,7 +229,7 @@ struct esa_request {
 
 struct esa_xsk;
 
-/* The UDP transport's sockets and receive buffers (io.c). */
+/* The UDP transport's sockets and receive buffers (udp.c). */
 struct esa_udp {
 	int	fd;		/* bound to `local`, unconnected: the PS's packets,
 				 * FETCHes, ICMP errors; AF_XDP's strays */
@@ -325,7 +326,8 @@ struct esa_worker {
 	char	err[256];	/* esa_worker_error() */
 	char	warn[320];	/* esa_worker_warning() */
 
-	/* the transport: io.c, io_xsk.c (xsk), delay.c (delay) */
+	/* the transport: io.c, udp.c (udp, icmp_*), io_xsk.c (xsk), delay.c
+	 * (delay) */
 	/* the engine's receive, esa_rx_packet(): what arrives goes up here */
 	bool	(*rx)(struct esa_worker *w, uint8_t *pkt, size_t len,
 		      const struct sockaddr_in *src, uint64_t now, uint64_t buf);
@@ -382,6 +384,8 @@ static inline void esa_op_error(struct esa_request *r, int err)
 }
 
 /* errors.c */
+/* "what: strerror(errno)" into err; returns -errno. */
+int esa_sock_fail(char *err, size_t len, const char *what);
 /* Say why in esa_worker_error(); returns err. */
 int esa_worker_fail(struct esa_worker *w, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -434,7 +438,7 @@ void esa_heap_del(struct esa_worker *w, struct esa_pkt *p);
 int esa_send_pass(struct esa_worker *w, uint64_t now);
 
 /* ------------------------------------------------------------------ */
-/* Transports (io.c: UDP; io_xsk.c: AF_XDP; delay.c)                   */
+/* Transports (io.c; udp.c, io_xsk.c: AF_XDP, delay.c)                 */
 /* ------------------------------------------------------------------ */
 
 /*
@@ -463,6 +467,17 @@ bool esa_io_claim(struct esa_worker *w, const struct esa_pkt *p);
 int esa_io_wait(struct esa_worker *w, uint64_t deadline_ns);
 /* A datagram to the PS (a FETCH answer, a probe), on the UDP socket. */
 int esa_io_send_ps(struct esa_worker *w, const void *buf, size_t len, uint64_t now);
+
+/* udp.c: the UDP transport, for io.c */
+/* The receive buffers (before opening: the delay line sizes by them). */
+int esa_udp_buffers(struct esa_worker *w);
+/* The sockets (on AF_XDP: the unconnected one only); 0 or -errno. */
+int esa_udp_open(struct esa_worker *w, char *err, size_t len);
+void esa_udp_close(struct esa_worker *w);
+int esa_udp_send(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t now);
+int esa_udp_send_ps(struct esa_worker *w, const void *buf, size_t len, uint64_t now);
+/* Drain both sockets: packets handled, or -errno (fatal). */
+int esa_udp_recv(struct esa_worker *w, uint64_t now);
 /* ICMP errors queued on a socket (IP_RECVERR): noted per peer. */
 void esa_read_errq(struct esa_worker *w, int fd, uint64_t now);
 /* Errors a send can meet that are not the socket's fault. */

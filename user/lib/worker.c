@@ -8,8 +8,9 @@
  * The engine's files, from the top: request.c (the request API and the
  * pump), diag.c (silence), recv.c (results), chunk.c (the window's entries
  * and the packets built for them), send.c (the ready ring, the resend
- * heap), then the transport: io.c (UDP), io_xsk.c (AF_XDP), delay.c (an
- * emulated link delay).  esa_int.h says which owns what.
+ * heap), then the transport: io.c (opening, dispatch), udp.c, io_xsk.c
+ * (AF_XDP), delay.c (an emulated link delay).  esa_int.h says which owns
+ * what.
  */
 #include <errno.h>
 #include <stddef.h>
