@@ -22,8 +22,14 @@ LIB_OUT		:= $(OUTPUT)/lib
 XSK_SRCS	:= $(LIB_DIR)/xsk.c $(LIB_DIR)/xsk_umem.c $(LIB_DIR)/xsk_prog.c \
 		   $(LIB_DIR)/xsk_neigh.c $(LIB_DIR)/xsk_rxtx.c
 XSK_OBJS	:= $(patsubst $(LIB_DIR)/%.c,$(LIB_OUT)/%.o,$(XSK_SRCS))
-LIB_SRCS	:= $(LIB_DIR)/config.c $(LIB_DIR)/worker.c $(LIB_DIR)/quant.c $(LIB_DIR)/io.c \
-		   $(LIB_DIR)/delay.c \
+# The engine by concern (esa_int.h says which file owns what), top down:
+# a worker's life, requests and the pump, silence, results, the window's
+# entries, sending; then the transport (opening it, UDP, AF_XDP, the link
+# delay); the counters in Prometheus's format (metrics.c).
+LIB_SRCS	:= $(LIB_DIR)/config.c $(LIB_DIR)/errors.c $(LIB_DIR)/worker.c \
+		   $(LIB_DIR)/request.c $(LIB_DIR)/diag.c $(LIB_DIR)/recv.c \
+		   $(LIB_DIR)/chunk.c $(LIB_DIR)/send.c $(LIB_DIR)/quant.c \
+		   $(LIB_DIR)/io.c $(LIB_DIR)/udp.c $(LIB_DIR)/io_xsk.c $(LIB_DIR)/delay.c \
 		   $(XSK_SRCS) $(LIB_DIR)/metrics.c
 LIB_OBJS	:= $(patsubst $(LIB_DIR)/%.c,$(LIB_OUT)/%.o,$(LIB_SRCS))
 LIB_HDRS	:= $(LIB_DIR)/esa.h $(LIB_DIR)/esa_int.h $(LIB_DIR)/xsk.h $(LIB_DIR)/xsk_int.h \

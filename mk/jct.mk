@@ -41,7 +41,12 @@
 JCT_DIR		:= user/bench
 JCT_OUT		:= $(OUTPUT)/jct
 JCT_BIN		:= $(OUTPUT)/esa_jct
-JCT_SRCS	:= $(JCT_DIR)/esa_jct.c $(JCT_DIR)/jct_opts.c $(JCT_DIR)/jct_report.c
+# By concern: the commands, the options; a run (its schedule and the
+# switch, the workers, what it records); the report (the run files, the
+# tables, the plot data) and the calibration.
+JCT_SRCS	:= $(JCT_DIR)/esa_jct.c $(JCT_DIR)/jct_opts.c $(JCT_DIR)/jct_run.c \
+		   $(JCT_DIR)/jct_worker.c $(JCT_DIR)/jct_record.c $(JCT_DIR)/jct_runfile.c \
+		   $(JCT_DIR)/jct_report.c $(JCT_DIR)/jct_plots.c $(JCT_DIR)/jct_calib.c
 JCT_DEPS	:= $(OUTPUT)/sim/libsim.a $(OUTPUT)/libesa.a
 JCT_PLOTS	:= jct_cdf util_ts jct_validation
 JCT_ARGS	?=
@@ -57,8 +62,8 @@ E2E_RATE	?= 100mbit
 ALL_EXTRA	+= $(JCT_BIN) $(E2E_JOB)
 CLEAN_EXTRA	+= jct-clean
 
-$(JCT_BIN): $(JCT_SRCS) $(JCT_DIR)/jct.h $(JCT_DEPS) $(COMMON) $(HDRS) user/sim/sim.h \
-		user/lib/esa.h | $(OUTPUT)
+$(JCT_BIN): $(JCT_SRCS) $(JCT_DIR)/jct.h $(JCT_DIR)/jct_run.h $(JCT_DIR)/jct_report.h \
+		$(JCT_DEPS) $(COMMON) $(HDRS) user/sim/sim.h user/lib/esa.h | $(OUTPUT)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) -Iuser/sim -Iuser/lib $(JCT_SRCS) $(JCT_DEPS) $(COMMON) \
 		$(LDLIBS) -o $@

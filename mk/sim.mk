@@ -9,9 +9,10 @@
 
 SIM_DIR		:= user/sim
 SIM_OUT		:= $(OUTPUT)/sim
-# The engine by concern (docs/simulator.md), and the front ends' common parts.
-SIM_PARTS	:= sim_engine sim_rack sim_net sim_acct sim_switch sim_ps sim_worker sim_probe \
-		   workload params
+# The engine by concern (docs/simulator.md, sim_int.h), and the front ends'
+# common parts.
+SIM_PARTS	:= sim_engine sim_event sim_rack sim_net sim_acct sim_switch sim_ps sim_worker \
+		   sim_probe workload params
 SIM_OBJS	:= $(SIM_PARTS:%=$(SIM_OUT)/obj/%.o)
 # esa_sim, sim_test and esa_jct (mk/jct.mk) link the engine from this archive.
 SIM_LIB		:= $(SIM_OUT)/libsim.a
@@ -33,8 +34,10 @@ $(SIM_OUT)/obj:
 # include/esa_switch.h, esa_policy.h, esa_maps.h or the UAPI rebuilds
 # exactly the objects that include it.  An object without its .d file (an
 # older build's) is rebuilt: it cannot say what it depends on.
-SIM_DEPS	:= $(SIM_OBJS:.o=.d) $(SIM_OUT)/obj/esa_sim.d \
-		   $(SIM_OUT)/obj/multirack.d $(SIM_OUT)/obj/sim_test.d
+# esa_sim's own files: the command line, the comparison, the sweep, racks.
+SIM_FRONT	:= esa_sim compare sweep multirack
+SIM_FRONT_OBJS	:= $(SIM_FRONT:%=$(SIM_OUT)/obj/%.o)
+SIM_DEPS	:= $(SIM_OBJS:.o=.d) $(SIM_FRONT_OBJS:.o=.d) $(SIM_OUT)/obj/sim_test.d
 $(SIM_OUT)/obj/%.o: $(SIM_DIR)/%.c $(SIM_OUT)/obj/%.d | $(SIM_OUT)/obj
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(SIM_DIR) -MMD -MP -c $< -o $@
@@ -51,7 +54,7 @@ $(SIM_OUT)/obj/sim_test.o: selftests/sim/sim_test.c $(SIM_OUT)/obj/sim_test.d | 
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(SIM_DIR) -MMD -MP -c $< -o $@
 
-$(SIM_BIN): $(SIM_OUT)/obj/esa_sim.o $(SIM_OUT)/obj/multirack.o $(SIM_LIB)
+$(SIM_BIN): $(SIM_FRONT_OBJS) $(SIM_LIB)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lm -o $@
 

@@ -740,7 +740,7 @@ static void test_gro(void)
 static void false_ovf(struct simswitch *s)
 {
 	/* the data chunks of the two ops of test_overflow (see the layout in
-	 * worker.c): int32 50000 = a check chunk and 196 data chunks, span
+	 * request.c): int32 50000 = a check chunk and 196 data chunks, span
 	 * 589; float32 50000 = a check, 7 scale and 196 data chunks from 589 */
 	s->fo_lo[0] = 1;
 	s->fo_hi[0] = 197;

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * esa_jct: the JCT benchmark on the namespace testbed (docs/evaluation.md).
- * Shared by the driver (esa_jct.c: one run of one policy) and the report
- * (jct_report.c: every run, the simulator on the same workload, tables and
- * plot data).  The workload is the simulator's (user/sim/workload.c), so the
- * testbed and esa_sim run exactly the same jobs.
+ * Shared by its commands (esa_jct.c), the options (jct_opts.c), a run of
+ * one policy (jct_run.c, jct_worker.c, jct_record.c; jct_run.h) and the
+ * report and calibration (jct_runfile.c, jct_report.c, jct_plots.c,
+ * jct_calib.c; jct_report.h).  The workload is the simulator's
+ * (user/sim/workload.c), so the testbed and esa_sim run exactly the same
+ * jobs.
  */
 #ifndef ESA_JCT_H
 #define ESA_JCT_H

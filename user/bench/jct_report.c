@@ -5,8 +5,9 @@
  *
  *   esa_jct report --dir DIR --seeds LIST --reps N [workload options]
  *
- * Reads DIR/run-POLICY-sSEED-rREP.txt (esa_jct run), runs esa_sim's engine
- * (user/sim/sim.c, linked in) on the workload of every seed, and prints:
+ * Reads DIR/run-POLICY-sSEED-rREP.txt (esa_jct run; jct_runfile.c), runs
+ * esa_sim's engine (libsim.a, linked in) on the workload of every seed, and
+ * prints:
  *   - the testbed table per policy: average and 95th-percentile JCT pooled
  *     over every run, JCT ratio against esa, slot utilisation, the share of
  *     DATA packets the switch sent to the PS, preemptions, and the spread
@@ -16,7 +17,7 @@
  *     esa, simulator against testbed, and per job side by side, with the
  *     tolerances and a verdict line;
  *   - the summary line of the testbed, last.
- * It writes the plot data into DIR: jct_cdf.dat, util_ts.dat, jobs.dat.
+ * It writes the plot data into DIR (jct_plots.c).
  */
 #include <errno.h>
 #include <math.h>
@@ -25,226 +26,7 @@
 #include <string.h>
 
 #include "loader.h"
-#include "jct.h"
-
-#define NPOL	JCT_NPOL
-
-struct rjob {
-	unsigned id, workers, iters, chunks;
-	double	arrival, jct, wait_region, rtt_us, comm;
-	char	model[16];
-	int	ok;
-	uint64_t tx, resends, rx_ps, bad;
-};
-
-struct runf {
-	int	present, ok;
-	unsigned seed, rep, njobs, regions, regsize;
-	double	makespan, u_agg, u_held, u_occ;
-	double	cpu_idle, cpu_self, cpu_ps, cpu_others;
-	struct rjob *job;
-	uint64_t tot[__ESA_C_MAX];
-	double	*ts_t;
-	unsigned *ts_b, *ts_h, *ts_o;
-	size_t	nts;
-};
-
-static int counter_index(const char *name)
-{
-	for (int c = 0; c < __ESA_C_MAX; c++)
-		if (!strcmp(esa_counter_names[c], name))
-			return c;
-	return -1;
-}
-
-/* "run seed=... ok=1 ...": what ran, and whether every sum was right. */
-static void parse_run_line(const char *line, struct runf *r)
-{
-	const char *s;
-
-	if ((s = strstr(line, " seed=")))
-		r->seed = strtoul(s + 6, NULL, 10);
-	if ((s = strstr(line, " rep=")))
-		r->rep = strtoul(s + 5, NULL, 10);
-	if ((s = strstr(line, " jobs=")))
-		r->njobs = strtoul(s + 6, NULL, 10);
-	if ((s = strstr(line, " regions=")))
-		r->regions = strtoul(s + 9, NULL, 10);
-	if ((s = strstr(line, " regsize=")))
-		r->regsize = strtoul(s + 9, NULL, 10);
-	if ((s = strstr(line, " makespan_s=")))
-		r->makespan = strtod(s + 12, NULL);
-	if ((s = strstr(line, " ok=")))
-		r->ok = atoi(s + 4);
-}
-
-/* "cpu ...": the machine's idle share and who else used it. */
-static void parse_cpu_line(const char *line, struct runf *r)
-{
-	const char *q;
-
-	if ((q = strstr(line, " idle=")))
-		r->cpu_idle = strtod(q + 6, NULL);
-	if ((q = strstr(line, " self_s=")))
-		r->cpu_self = strtod(q + 8, NULL);
-	if ((q = strstr(line, " ps_s=")))
-		r->cpu_ps = strtod(q + 6, NULL);
-	if ((q = strstr(line, " others=")))
-		r->cpu_others = strtod(q + 8, NULL);
-}
-
-/* "job ...": one job's line of write_run(); a job that failed has no JCT. */
-static void parse_job_line(const char *line, struct runf *r, unsigned njobs)
-{
-	struct rjob j = { 0 };
-	unsigned prio, win;
-	double cms, comm;
-	unsigned long long tx, rs, rr, rp, bad;
-
-	if (sscanf(line, "job %u %lf %15s %u %u %u %lf %u %u %lf %d %lf %lf "
-		   "%llu %llu %llu %llu %lf %llu", &j.id, &j.arrival, j.model,
-		   &j.workers, &j.iters, &j.chunks, &cms, &prio, &win, &j.jct,
-		   &j.ok, &j.wait_region, &comm, &tx, &rs, &rr, &rp, &j.rtt_us,
-		   &bad) != 19 || j.id >= njobs)
-		return;
-	j.comm = comm;
-	j.tx = tx;
-	j.resends = rs;
-	j.rx_ps = rp;
-	j.bad = bad;
-	if (!j.ok)
-		j.jct = NAN;
-	r->job[j.id] = j;
-}
-
-/* "# ctr ROW name...": which counter each column of the ctr lines is (a
- * run file of an older build may have fewer or others). */
-static int parse_ctr_cols(char *line, int *cols)
-{
-	char *save = NULL, *t = strtok_r(line + 9, " \n", &save);
-	int ncols;
-
-	for (ncols = 0; t && ncols < 128; t = strtok_r(NULL, " \n", &save))
-		cols[ncols++] = counter_index(t);
-	return ncols;
-}
-
-static void parse_ctr_total(const char *line, struct runf *r, const int *cols, int ncols)
-{
-	const char *p = line + 9;
-	char *end;
-
-	for (int k = 0; k < ncols; k++) {
-		unsigned long long v = strtoull(p, &end, 10);
-
-		if (end == p)
-			break;
-		if (cols[k] >= 0)
-			r->tot[cols[k]] = v;
-		p = end;
-	}
-}
-
-/* "ts t busy held occ": one sample of the slots, appended. */
-static int parse_ts_line(const char *line, struct runf *r, size_t *capts)
-{
-	double t;
-	unsigned b, h, o;
-
-	if (sscanf(line, "ts %lf %u %u %u", &t, &b, &h, &o) != 4)
-		return 0;
-	if (r->nts == *capts) {
-		*capts = *capts ? 2 * *capts : 4096;
-		r->ts_t = realloc(r->ts_t, *capts * sizeof(double));
-		r->ts_b = realloc(r->ts_b, *capts * sizeof(unsigned));
-		r->ts_h = realloc(r->ts_h, *capts * sizeof(unsigned));
-		r->ts_o = realloc(r->ts_o, *capts * sizeof(unsigned));
-		if (!r->ts_t || !r->ts_b || !r->ts_h || !r->ts_o)
-			return -ENOMEM;
-	}
-	r->ts_t[r->nts] = t;
-	r->ts_b[r->nts] = b;
-	r->ts_h[r->nts] = h;
-	r->ts_o[r->nts] = o;
-	r->nts++;
-	return 0;
-}
-
-static int read_run(const char *path, struct runf *r, unsigned njobs)
-{
-	char line[4096];
-	int cols[128], ncols = 0, rc = 0;
-	size_t capts = 0;
-	FILE *f = fopen(path, "r");
-
-	memset(r, 0, sizeof(*r));
-	if (!f)
-		return -errno;
-	r->job = calloc(njobs, sizeof(*r->job));
-	if (!r->job) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (unsigned i = 0; i < njobs; i++)
-		r->job[i].jct = NAN;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "run ", 4))
-			parse_run_line(line, r);
-		else if (!strncmp(line, "cpu ", 4))
-			parse_cpu_line(line, r);
-		else if (!strncmp(line, "util ", 5))
-			sscanf(line, "util u_agg=%lf u_held=%lf u_occ=%lf", &r->u_agg,
-			       &r->u_held, &r->u_occ);
-		else if (!strncmp(line, "job ", 4))
-			parse_job_line(line, r, njobs);
-		else if (!strncmp(line, "# ctr ROW", 9))
-			ncols = parse_ctr_cols(line, cols);
-		else if (!strncmp(line, "ctr total", 9))
-			parse_ctr_total(line, r, cols, ncols);
-		else if (!strncmp(line, "ts ", 3) && (rc = parse_ts_line(line, r, &capts)))
-			goto out;
-	}
-	r->present = 1;
-out:
-	fclose(f);
-	return rc;
-}
-
-static void run_free(struct runf *r)
-{
-	free(r->job);
-	free(r->ts_t);
-	free(r->ts_b);
-	free(r->ts_h);
-	free(r->ts_o);
-}
-
-/* DATA packets the switch saw, and those it sent on to the PS (partials and
- * collisions of every reason): esa_sim's data_rx and sw_fallback. */
-static uint64_t data_rx(const uint64_t *c)
-{
-	return c[ESA_C_CLAIMED] + c[ESA_C_AGGREGATED] + c[ESA_C_DUPLICATE] +
-	       c[ESA_C_COLLISION] + c[ESA_C_TOMB_FWD] + c[ESA_C_RESEND_FWD] +
-	       c[ESA_C_RESEND_FLUSH] + c[ESA_C_NOSLOT] + c[ESA_C_RESEND_HELD];
-}
-
-static uint64_t fallback(const uint64_t *c)
-{
-	return c[ESA_C_EVICTED] + c[ESA_C_COLLISION] + c[ESA_C_TOMB_FWD] +
-	       c[ESA_C_RESEND_FWD] + c[ESA_C_NOSLOT];
-}
-
-struct agg {
-	unsigned runs, failed;
-	double	*jct;
-	unsigned njct;
-	double	avg, p95;
-	double	run_min, run_max;	/* per-run average JCT */
-	double	u_agg, u_held, u_occ, ps_share;
-	double	preempt, collide, tomb, resend, held, aged;
-	uint64_t bad;
-	double	idle, others, others_max;
-};
+#include "jct_report.h"
 
 static int agg_add_jcts(struct agg *a, const double *v, unsigned n)
 {
@@ -305,59 +87,6 @@ static double lr(double a, double b)
 	return fabs(log(a / b));
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static void write_cdf(FILE *f, const char *name, struct agg *a)
-{
-	double *c = malloc(a->njct * sizeof(double));
-
-	if (!c)
-		return;
-	memcpy(c, a->jct, a->njct * sizeof(double));
-	qsort(c, a->njct, sizeof(double), cmp_d);
-	fprintf(f, "# %s: jct_ms cdf\n", name);
-	for (unsigned i = 0; i < a->njct; i++)
-		fprintf(f, "%.3f %.6f\n", c[i] * 1e3, (i + 1.0) / a->njct);
-	fprintf(f, "\n\n");
-	free(c);
-}
-
-/*
- * One report: the workload of every seed, every run file read, and the
- * testbed's and the simulator's aggregates.  Per policy, seed and job, the
- * JCT of the testbed (the mean over repetitions) and of the simulator.
- */
-struct report {
-	const struct jct_opts *o;
-	unsigned ns, nr, nj;
-	struct agg tb[NPOL], sm[NPOL];
-	struct runf *runs;
-	double	*tbjob, *smjob;
-	struct sim_workload *wls;
-	double	sp_atp_min, sp_atp_max, sp_sw_min, sp_sw_max;
-	int	failed_runs, missing, mismatch;
-};
-
-static struct runf *run_of(struct report *R, int pol, unsigned s, unsigned r)
-{
-	return &R->runs[((size_t)pol * R->ns + s) * R->nr + r];
-}
-
-static double *tb_job(struct report *R, int pol, unsigned s, unsigned i)
-{
-	return &R->tbjob[((size_t)pol * R->ns + s) * R->nj + i];
-}
-
-static double *sm_job(struct report *R, int pol, unsigned s, unsigned i)
-{
-	return &R->smjob[((size_t)pol * R->ns + s) * R->nj + i];
-}
-
 static int report_init(struct report *R, const struct jct_opts *o)
 {
 	size_t n = (size_t)NPOL * o->nseeds;
@@ -384,7 +113,7 @@ static void report_free(struct report *R)
 {
 	if (R->runs)
 		for (size_t k = 0; k < (size_t)NPOL * R->ns * R->nr; k++)
-			run_free(&R->runs[k]);
+			jct_runf_free(&R->runs[k]);
 	if (R->wls)
 		for (unsigned s = 0; s < R->ns; s++)
 			sim_workload_free(&R->wls[s]);
@@ -431,7 +160,7 @@ static void tb_add_counters(struct agg *a, const struct runf *rf)
 	a->u_agg += rf->u_agg;
 	a->u_held += rf->u_held;
 	a->u_occ += rf->u_occ;
-	a->ps_share += data_rx(rf->tot) ? (double)fallback(rf->tot) / data_rx(rf->tot) : 0;
+	a->ps_share += jct_data_rx(rf->tot) ? (double)jct_fallback(rf->tot) / jct_data_rx(rf->tot) : 0;
 	a->preempt += rf->tot[ESA_C_PREEMPT_CAUSED];
 	a->collide += rf->tot[ESA_C_COLLISION];
 	a->tomb += rf->tot[ESA_C_TOMB_FWD];
@@ -478,7 +207,7 @@ static int tb_read_rep(struct report *R, unsigned s, unsigned r)
 
 		snprintf(path, sizeof(path), "%s/run-%s-s%u-r%u.txt", R->o->dir,
 			 sim_policy_name(pol), R->o->seeds[s], r + 1);
-		if (read_run(path, rf, R->nj)) {
+		if (jct_read_run(path, rf, R->nj)) {
 			fprintf(stderr, "esa_jct report: %s missing\n", path);
 			R->missing++;
 			continue;
@@ -641,7 +370,7 @@ static unsigned print_runs(struct report *R)
 		for (unsigned r = 0; r < R->nr; r++)
 			for (int pol = 0; pol < NPOL; pol++) {
 				const struct runf *rf = run_of(R, pol, s, r);
-				uint64_t rx = data_rx(rf->tot), rs = 0, held;
+				uint64_t rx = jct_data_rx(rf->tot), rs = 0, held;
 				double sum = 0;
 
 				if (!rf->present)
@@ -655,7 +384,7 @@ static unsigned print_runs(struct report *R)
 				       R->o->seeds[s], r + 1, sim_policy_name(pol),
 				       1e3 * sum / R->nj, 100 * rf->cpu_idle,
 				       100 * rf->cpu_others,
-				       rx ? (double)fallback(rf->tot) / rx : 0,
+				       rx ? (double)jct_fallback(rf->tot) / rx : 0,
 				       (unsigned long long)rs, (unsigned long long)held,
 				       rf->cpu_idle < CPU_BOUND_IDLE ? "  CPU-bound" : "");
 				cpu_bound += rf->cpu_idle < CPU_BOUND_IDLE;
@@ -718,7 +447,7 @@ static bool print_validation(struct report *R, double *dev, const unsigned *ndev
 		bool ok;
 
 		if (dev && ndev[pol]) {
-			qsort(dev + pol * per_pol, ndev[pol], sizeof(double), cmp_d);
+			qsort(dev + pol * per_pol, ndev[pol], sizeof(double), jct_cmp_double);
 			med = sim_quantile(dev + pol * per_pol, ndev[pol], 0.5);
 		}
 		ok = d <= tol && med <= tol;
@@ -738,104 +467,6 @@ static bool print_validation(struct report *R, double *dev, const unsigned *ndev
 	printf("validation: %s (tolerances: esa %.2f, atp %.2f, switchml %.2f)\n\n",
 	       val_ok ? "ok" : "FAILED", R->o->tol[0], R->o->tol[1], R->o->tol[2]);
 	return val_ok;
-}
-
-static FILE *plot_file(struct report *R, const char *name)
-{
-	char path[4096];
-
-	snprintf(path, sizeof(path), "%s/%s", R->o->dir, name);
-	return fopen(path, "w");
-}
-
-static void write_cdfs(struct report *R)
-{
-	FILE *f = plot_file(R, "jct_cdf.dat");
-
-	if (!f)
-		return;
-	for (int pol = 0; pol < NPOL; pol++)
-		write_cdf(f, sim_policy_name(pol), &R->tb[pol]);
-	for (int pol = 0; pol < NPOL; pol++)
-		write_cdf(f, sim_policy_name(pol), &R->sm[pol]);
-	fclose(f);
-}
-
-static void write_jobs(struct report *R)
-{
-	FILE *f = plot_file(R, "jobs.dat");
-
-	if (!f)
-		return;
-	for (int pol = 0; pol < NPOL; pol++) {
-		fprintf(f, "# %s: testbed_ms sim_ms (one line per job and seed)\n",
-			sim_policy_name(pol));
-		for (unsigned s = 0; s < R->ns; s++)
-			for (unsigned i = 0; i < R->nj; i++)
-				fprintf(f, "%.3f %.3f\n", *tb_job(R, pol, s, i) * 1e3,
-					*sm_job(R, pol, s, i) * 1e3);
-		fprintf(f, "\n\n");
-	}
-	fclose(f);
-}
-
-/* One run's slot samples averaged in bins of bin seconds up to span. */
-static void write_util_run(FILE *f, const struct runf *rf, double span, double bin,
-			   unsigned pool)
-{
-	size_t k = 0;
-
-	for (double t = 0; rf->present && t < span; t += bin) {
-		double b = 0, h = 0, oc = 0;
-		unsigned n = 0;
-
-		while (k < rf->nts && rf->ts_t[k] < t + bin) {
-			if (rf->ts_t[k] >= t) {
-				b += rf->ts_b[k];
-				h += rf->ts_h[k];
-				oc += rf->ts_o[k];
-				n++;
-			}
-			k++;
-		}
-		if (n)
-			fprintf(f, "%.4f %.4f %.4f %.4f\n", t + bin / 2, b / n / pool,
-				h / n / pool, oc / n / pool);
-	}
-}
-
-/* Utilisation over time: the first seed's first repetition, in bins of
- * 1/100 of the longest makespan. */
-static void write_util(struct report *R)
-{
-	FILE *f = plot_file(R, "util_ts.dat");
-	double span = 0, bin;
-
-	if (!f)
-		return;
-	for (int pol = 0; pol < NPOL; pol++)
-		if (run_of(R, pol, 0, 0)->present)
-			span = fmax(span, run_of(R, pol, 0, 0)->makespan);
-	bin = span > 0 ? span / 100 : 0.01;
-	for (int pol = 0; pol < NPOL; pol++) {
-		fprintf(f, "# %s: t_s busy held occ (share of pool), seed %u rep 1\n",
-			sim_policy_name(pol), R->o->seeds[0]);
-		write_util_run(f, run_of(R, pol, 0, 0), span, bin, R->o->p.pool);
-		fprintf(f, "\n\n");
-	}
-	fclose(f);
-}
-
-static void write_meta(struct report *R)
-{
-	const struct sim_params *p = &R->o->p;
-	FILE *f = plot_file(R, "meta.gp");
-
-	if (!f)
-		return;
-	fprintf(f, "base = \"pool %u, window %u, %u jobs, load %g, seeds %u%s\"\n", p->pool,
-		p->window, R->nj, p->load, R->ns, p->home ? ", homes" : "");
-	fclose(f);
 }
 
 int jct_report(struct jct_opts *o)
@@ -861,10 +492,7 @@ int jct_report(struct jct_opts *o)
 	print_validation(&R, dev, ndev);
 	free(dev);
 
-	write_cdfs(&R);
-	write_jobs(&R);
-	write_util(&R);
-	write_meta(&R);
+	jct_write_plots(&R);
 
 	printf("jct: esa=%.6f atp=%.6f switchml=%.6f speedup_vs_atp=%.3f "
 	       "speedup_vs_switchml=%.3f\n", tb[ESA_POLICY_ESA].avg, tb[ESA_POLICY_ATP].avg,
@@ -874,370 +502,4 @@ int jct_report(struct jct_opts *o)
 out:
 	report_free(&R);
 	return rc;
-}
-
-/* ------------------------------------------------------------------ */
-/* Calibration: the testbed preset's numbers from microbenchmarks      */
-/* ------------------------------------------------------------------ */
-
-static double median(double *v, unsigned n)
-{
-	if (!n)
-		return NAN;
-	qsort(v, n, sizeof(double), cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* The runs of one microbenchmark: DIR/NAME/run-POLICY-sSEED-r1.txt. */
-static unsigned calib_runs(const struct jct_opts *o, const char *name, const char *pol,
-			   unsigned njobs, struct runf *rf)
-{
-	char path[4096];
-	unsigned n = 0;
-
-	for (unsigned s = 0; s < o->nseeds; s++) {
-		snprintf(path, sizeof(path), "%s/%s/run-%s-s%u-r1.txt", o->dir, name, pol,
-			 o->seeds[s]);
-		if (read_run(path, &rf[n], njobs) || !rf[n].ok) {
-			fprintf(stderr, "esa_jct calib: %s missing or failed\n", path);
-			run_free(&rf[n]);
-			continue;
-		}
-		n++;
-	}
-	return n;
-}
-
-/* esa-ps's total count of one counter, from its JSON (-j) output. */
-static double ps_json_total(const char *path, const char *name)
-{
-	char buf[8192], key[64], *p;
-	size_t n;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return NAN;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	snprintf(key, sizeof(key), "\"%s\":", name);
-	p = strstr(buf, "\"total\":");
-	p = p ? strstr(p, key) : NULL;
-	return p ? strtod(p + strlen(key), NULL) : NAN;
-}
-
-/*
- * The simulator on a microbenchmark's own workload (its run file's first
- * line holds the options) with the derived parameters: the model's view of
- * what was measured.  Returns the simulated makespan of seed, or NAN.
- */
-static double calib_model(const struct jct_opts *o, const char *name, const char *pol,
-			  const struct sim_params *cal, unsigned *chunks, unsigned *workers)
-{
-	char path[4096], line[4096], *argv[128], *save = NULL, *t;
-	struct jct_opts mo;
-	struct sim_workload w;
-	struct sim_result r;
-	double span = NAN, first = INFINITY, last = 0;
-	int argc = 0, policy = sim_policy_parse(pol);
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s/run-%s-s%u-r1.txt", o->dir, name, pol,
-		 o->seeds[0]);
-	f = fopen(path, "r");
-	if (!f || !fgets(line, sizeof(line), f)) {
-		if (f)
-			fclose(f);
-		return NAN;
-	}
-	fclose(f);
-	argv[argc++] = "esa_jct";
-	t = strstr(line, "--preset");
-	for (t = t ? strtok_r(t, " \n", &save) : NULL; t && argc < 127;
-	     t = strtok_r(NULL, " \n", &save))
-		argv[argc++] = t;
-	argv[argc] = NULL;
-	if (jct_parse(&mo, argc, argv, "calib") < 0)
-		return NAN;
-	mo.p.worker_mpps = cal->worker_mpps;
-	mo.p.switch_mpps = cal->switch_mpps;
-	mo.p.ps_mpps = cal->ps_mpps;
-	mo.p.ps_copy_cost = cal->ps_copy_cost;
-	mo.p.prop_us = cal->prop_us;
-	mo.p.link_gbps = cal->link_gbps;
-	mo.p.ps_link_gbps = cal->ps_link_gbps;
-	mo.p.ps_hosts = cal->ps_hosts;
-	if (sim_workload_gen(&mo.p, &w))
-		return NAN;
-	if (sim_run(&mo.p, &w, policy, &r) == 0) {
-		for (unsigned i = 0; i < w.njobs; i++) {
-			first = fmin(first, (double)w.job[i].arrival / T_S);
-			last = fmax(last, (double)w.job[i].arrival / T_S + r.jct[i]);
-		}
-		span = last - first;
-		*chunks = 0;
-		for (unsigned i = 0; i < w.njobs; i++)
-			*chunks += w.job[i].chunks * w.job[i].iters;
-		*workers = w.job[0].nworkers;
-	}
-	sim_result_free(&r);
-	sim_workload_free(&w);
-	return span;
-}
-
-/* What the microbenchmarks measured (medians over their runs), whether any
- * had no run, and the switch's packets in per second of each run of w4,
- * conc and ps (their median is switch_mpps). */
-struct calib {
-	double	rtt, chunk_us;		/* rtt */
-	double	wk;			/* w2: DATA packets/s per worker */
-	double	sw_w4, copy_us;		/* w4 */
-	double	sw_conc;		/* conc */
-	double	ps_rate, sw_ps, ps_us;	/* ps */
-	double	sw, sv[192];
-	unsigned nsw, ch;
-	double	worst;			/* the largest share of other processes */
-	int	bad;
-};
-
-/* One run's share of the machine: idle and taken by other processes. */
-static void calib_cpu(struct calib *C, const struct runf *rf, double *idle, double *oth)
-{
-	*idle = rf->cpu_idle;
-	*oth = rf->cpu_others;
-	C->worst = fmax(C->worst, *oth);
-}
-
-/* rtt: window 1, two workers: libesa's mean round trip, and the time per
- * chunk (one chunk in flight: a round trip plus the hosts' work) */
-static void calib_rtt(const struct jct_opts *o, struct calib *C)
-{
-	struct runf rf[64];
-	double v[64], w[64];
-	unsigned n = calib_runs(o, "rtt", "esa", 1, rf);
-
-	for (unsigned k = 0; k < n; k++) {
-		v[k] = rf[k].job[0].rtt_us;
-		w[k] = rf[k].job[0].comm / (rf[k].job[0].chunks * rf[k].job[0].iters) * 1e6;
-		C->ch = rf[k].job[0].chunks;
-		run_free(&rf[k]);
-	}
-	if (n)
-		printf("  (%u chunks of %u values an iteration)\n", C->ch, o->p.nvals);
-	C->rtt = median(v, n);
-	C->chunk_us = median(w, n);
-	C->bad |= !n;
-	printf("  rtt   1 job of 2 workers, window 1: round trip %.1f us (libesa's mean), "
-	       "%.1f us per chunk\n", C->rtt, C->chunk_us);
-}
-
-/* w2: a job of two workers alone: each worker's DATA rate */
-static void calib_w2(const struct jct_opts *o, struct calib *C)
-{
-	struct runf rf[64];
-	double v[64], idle[64], oth[64];
-	unsigned n = calib_runs(o, "w2", "esa", 1, rf);
-
-	for (unsigned k = 0; k < n; k++) {
-		v[k] = rf[k].job[0].tx / rf[k].job[0].comm / rf[k].job[0].workers;
-		calib_cpu(C, &rf[k], &idle[k], &oth[k]);
-		run_free(&rf[k]);
-	}
-	C->wk = median(v, n);
-	C->bad |= !n;
-	printf("  w2    1 job of 2 workers: %.1fk DATA packets/s per worker (machine idle "
-	       "%.0f%%, others %.0f%%)\n", C->wk / 1e3, 100 * median(idle, n),
-	       100 * median(oth, n));
-}
-
-/* w4: a job of four workers alone: the switch's packets in per second
- * (DATA only here); esa-ps's CPU per result copy (its only work) */
-static void calib_w4(const struct jct_opts *o, struct calib *C)
-{
-	struct runf rf[64];
-	double v[64], w[64], idle[64], oth[64];
-	unsigned n = calib_runs(o, "w4", "esa", 1, rf);
-
-	for (unsigned k = 0; k < n; k++) {
-		uint64_t copies = rf[k].tot[ESA_C_PS_COPY_TX];
-
-		v[k] = rf[k].tot[ESA_C_RX] / rf[k].job[0].comm;
-		C->sv[C->nsw++] = v[k];
-		w[k] = copies ? rf[k].cpu_ps / copies * 1e6 : NAN;
-		calib_cpu(C, &rf[k], &idle[k], &oth[k]);
-		run_free(&rf[k]);
-	}
-	C->sw_w4 = median(v, n);
-	C->copy_us = median(w, n);
-	C->bad |= !n;
-	printf("  w4    1 job of 4 workers: %.1fk packets/s into the switch (all DATA); "
-	       "esa-ps %.2f us CPU per result copy (idle %.0f%%, others %.0f%%)\n",
-	       C->sw_w4 / 1e3, C->copy_us, 100 * median(idle, n), 100 * median(oth, n));
-}
-
-/* conc: four jobs of two workers at once, each in its own region */
-static void calib_conc(const struct jct_opts *o, struct calib *C)
-{
-	struct runf rf[64];
-	double v[64], idle[64], oth[64];
-	unsigned n = calib_runs(o, "conc", "switchml", 4, rf);
-
-	for (unsigned k = 0; k < n; k++) {
-		double first = INFINITY, last = 0;
-
-		for (unsigned i = 0; i < 4; i++) {
-			first = fmin(first, rf[k].job[i].arrival);
-			last = fmax(last, rf[k].job[i].arrival + rf[k].job[i].jct);
-		}
-		v[k] = rf[k].tot[ESA_C_RX] / (last - first);
-		C->sv[C->nsw++] = v[k];
-		calib_cpu(C, &rf[k], &idle[k], &oth[k]);
-		run_free(&rf[k]);
-	}
-	C->sw_conc = median(v, n);
-	C->bad |= !n;
-	printf("  conc  4 jobs of 2 workers at once: %.1fk packets/s into the switch (all "
-	       "DATA; idle %.0f%%, others %.0f%%)\n", C->sw_conc / 1e3, 100 * median(idle, n),
-	       100 * median(oth, n));
-}
-
-/* ps: four workers, every packet through the PS (no switch memory): the
- * switch takes the DATA and forwards the PS's results; esa-ps's CPU per
- * packet it merges */
-static void calib_ps(const struct jct_opts *o, struct calib *C)
-{
-	struct runf rf[64];
-	double v[64], w[64], x[64], idle[64], oth[64];
-	char path[4096];
-	unsigned n = calib_runs(o, "ps", "switchml", 1, rf);
-
-	for (unsigned k = 0; k < n; k++) {
-		double res;
-
-		snprintf(path, sizeof(path), "%s/ps/ps-switchml-s%u-r1.json", o->dir, rf[k].seed);
-		res = ps_json_total(path, "result_tx");
-		v[k] = rf[k].job[0].tx / rf[k].job[0].comm;
-		x[k] = (rf[k].tot[ESA_C_RX] + res) / rf[k].job[0].comm;
-		C->sv[C->nsw++] = x[k];
-		w[k] = rf[k].cpu_ps / rf[k].job[0].tx * 1e6;
-		calib_cpu(C, &rf[k], &idle[k], &oth[k]);
-		run_free(&rf[k]);
-	}
-	C->ps_rate = median(v, n);
-	C->sw_ps = median(x, n);
-	C->ps_us = median(w, n);
-	C->bad |= !n;
-	printf("  ps    1 job of 4 workers, no switch memory: %.1fk DATA packets/s through "
-	       "the PS, %.1fk packets/s into the switch (DATA and the PS's results); esa-ps "
-	       "%.2f us CPU per packet (idle %.0f%%, others %.0f%%)\n", C->ps_rate / 1e3,
-	       C->sw_ps / 1e3, C->ps_us, 100 * median(idle, n), 100 * median(oth, n));
-}
-
-/*
- * The network-bound testbed's numbers (jct.sh -C -N): the links bind, not
- * the CPU, so w2 measures the links' rate and the round trip the
- * propagation (the emulated delay and the hosts' own) plus a packet's
- * serialization each way; the switch's and the workers' CPU rates do not
- * bind at 30% idle (0: line rate); esa-ps's CPU per packet is measured.
- */
-static void calib_netbound(const struct calib *C, struct sim_params *cal)
-{
-	double bits = 8 * sim_pkt_bytes(ESA_DEFAULT_VALUES);
-
-	memset(cal, 0, sizeof(*cal));
-	cal->link_gbps = cal->ps_link_gbps = C->wk * bits / 1e9;
-	cal->prop_us = C->rtt / 2 - bits / (cal->link_gbps * 1e3);
-	cal->ps_mpps = 1 / C->ps_us;
-	cal->ps_copy_cost = C->copy_us / C->ps_us;
-	cal->ps_hosts = 0;
-	printf("netbound preset (user/sim/workload.c):\n"
-	       "  link_gbps    = w2's rate per worker x %.0f bits a packet     = %.4f\n"
-	       "  prop_us      = rtt / 2 - a packet's serialization       = %.1f\n"
-	       "  ps_mpps      = 1 / esa-ps CPU per packet (ps)            = %.4f\n"
-	       "  ps_copy_cost = esa-ps CPU per copy (w4) / per packet     = %.2f\n"
-	       "  worker_mpps, switch_mpps: 0 (line rate: the CPU does not bind)\n"
-	       "  ps_hosts     = 0 (one esa-ps per job, on its own link)\n",
-	       bits, cal->link_gbps, cal->prop_us, cal->ps_mpps, cal->ps_copy_cost);
-}
-
-/* The testbed preset's numbers from the measurements. */
-static void calib_preset(const struct calib *C, struct sim_params *cal)
-{
-	memset(cal, 0, sizeof(*cal));
-	cal->worker_mpps = C->wk / 1e6;
-	cal->switch_mpps = C->sw / 1e6;
-	cal->ps_mpps = 1 / C->ps_us;
-	cal->ps_copy_cost = C->copy_us / C->ps_us;
-	cal->prop_us = C->rtt / 2;
-	cal->link_gbps = cal->ps_link_gbps = 10;
-	cal->ps_hosts = 1;
-	printf("testbed preset (user/sim/workload.c):\n"
-	       "  worker_mpps  = w2's rate per worker                      = %.4f\n"
-	       "  switch_mpps  = median of w4, conc, ps: packets/s in      = %.4f\n"
-	       "  ps_mpps      = 1 / esa-ps CPU per packet (ps)            = %.4f\n"
-	       "  ps_copy_cost = esa-ps CPU per copy (w4) / per packet     = %.2f\n"
-	       "  prop_us      = rtt / 2                                   = %.1f\n"
-	       "  link_gbps, ps_link_gbps: 10 (no line rate on veth; never binds)\n"
-	       "  ps_hosts     = 1 (one esa-ps for every job)\n",
-	       cal->worker_mpps, cal->switch_mpps, cal->ps_mpps, cal->ps_copy_cost,
-	       cal->prop_us);
-}
-
-/* What the model makes of the microbenchmarks with these numbers. */
-static void calib_check_model(const struct jct_opts *o, const struct calib *C,
-			      const struct sim_params *cal)
-{
-	unsigned ch = C->ch, nw = 0;
-	double span;
-
-	printf("the model on the microbenchmarks (seed %u), measured -> simulated:\n",
-	       o->seeds[0]);
-	span = calib_model(o, "rtt", "esa", cal, &ch, &nw);
-	printf("  rtt   %.1f -> %.1f us per chunk\n", C->chunk_us, span / ch * 1e6);
-	span = calib_model(o, "w2", "esa", cal, &ch, &nw);
-	printf("  w2    %.1fk -> %.1fk DATA packets/s per worker\n", C->wk / 1e3,
-	       ch / span / 1e3);
-	span = calib_model(o, "w4", "esa", cal, &ch, &nw);
-	printf("  w4    %.1fk -> %.1fk DATA packets/s\n", C->sw_w4 / 1e3, ch * nw / span / 1e3);
-	span = calib_model(o, "conc", "switchml", cal, &ch, &nw);
-	printf("  conc  %.1fk -> %.1fk DATA packets/s\n", C->sw_conc / 1e3,
-	       ch * nw / span / 1e3);
-	printf("  ps    %.1fk -> %.1fk DATA packets/s through the PS (min(switch / 2, "
-	       "PS, 4 x worker); esa_sim cannot run a job without memory)\n",
-	       C->ps_rate / 1e3, fmin(fmin(C->sw / 2, 1e6 / C->ps_us), 4 * C->wk) / 1e3);
-}
-
-int jct_calib(struct jct_opts *o)
-{
-	struct calib C = { 0 };
-	struct sim_params cal;
-
-	if (!o->dir) {
-		fprintf(stderr, "esa_jct calib: --dir is needed\n");
-		return 2;
-	}
-	printf("calibration: medians over the runs of each microbenchmark (seeds");
-	for (unsigned s = 0; s < o->nseeds; s++)
-		printf("%s%u", s ? "," : " ", o->seeds[s]);
-	printf("); one VGG-16-sized gradient per iteration, no compute\n");
-	calib_rtt(o, &C);
-	calib_w2(o, &C);
-	calib_w4(o, &C);
-	calib_conc(o, &C);
-	calib_ps(o, &C);
-	C.sw = median(C.sv, C.nsw);
-
-	if (!strcmp(o->preset, "netbound"))
-		calib_netbound(&C, &cal);
-	else
-		calib_preset(&C, &cal);
-	calib_check_model(o, &C, &cal);
-	if (C.worst > 0.1)
-		printf("warning: other processes used up to %.0f%% of the machine during "
-		       "these runs: calibrate on a quiet machine\n", 100 * C.worst);
-	printf("calib: --worker-mpps %.4f --switch-mpps %.4f --ps-mpps %.4f "
-	       "--ps-copy-cost %.2f --prop-us %.1f --link-gbps %g --ps-link-gbps %g "
-	       "--ps-hosts %u\n", cal.worker_mpps, cal.switch_mpps, cal.ps_mpps,
-	       cal.ps_copy_cost, cal.prop_us, cal.link_gbps, cal.ps_link_gbps, cal.ps_hosts);
-	return C.bad ? 1 : 0;
 }

@@ -155,8 +155,8 @@ int esa_delay_flush(struct esa_worker *w, uint64_t now)
 	while (esa_dline_pop(&d->rx, now, &b)) {
 		uint8_t *p = w->udp.mem + (size_t)b * w->udp.slot;
 
-		if (!esa_rx_packet(w, p, d->rx_len[b], &d->rx_src[b], now, b))
-			esa_io_release(w, b);
+		if (!w->rx(w, p, d->rx_len[b], &d->rx_src[b], now, b))
+			esa_udp_release(&w->udp, b);
 		got++;
 	}
 	return got;

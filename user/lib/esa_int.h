@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <linux/esa.h>
@@ -104,10 +105,33 @@ void esa_q_split(const int32_t *x, size_t n, int32_t *hi, int32_t *lo, size_t nv
 size_t esa_dq_join(const int32_t *hi, const int32_t *lo, size_t n, int32_t *out);
 /* ceil(log2(n)) for n >= 1. */
 int esa_ilog2_ceil(unsigned n);
+/* out[0..n) = NaN: a float chunk no sum came for. */
+void esa_fill_nan(float *out, size_t n);
 
 /* ------------------------------------------------------------------ */
-/* The engine (worker.c)                                               */
+/* The engine                                                          */
 /* ------------------------------------------------------------------ */
+
+/*
+ * The engine's files, each calling only those below it (the transport
+ * calls back only through w->rx):
+ *
+ *   worker.c   opening, closing, runs, the counters
+ *   request.c  the request API and the pump (esa_pump())
+ *   diag.c     silence: probing the PS, giving up, naming who is silent
+ *   recv.c     results: checks, their use, RTT and window, FETCH answers
+ *   chunk.c    the window's entries: admitting, building, scale blocks
+ *   send.c     the ready ring and the resend heap: sending and resending
+ *   io.c       the transport: opening the one asked for, each call to it
+ *   udp.c      UDP, the ICMP errors; io_xsk.c: AF_XDP; delay.c: an
+ *              emulated link delay in front of UDP
+ *   errors.c   the error and warning lines (any file may call it)
+ *
+ * struct esa_worker below groups its fields by the file that owns them
+ * (writes them; the others read).
+ */
+
+#define NSEC_PER_MSEC	1000000ULL
 
 enum esa_pkt_state {
 	PK_IDLE = 0,	/* unused */
@@ -205,7 +229,7 @@ struct esa_request {
 
 struct esa_xsk;
 
-/* The UDP transport's sockets and receive buffers (io.c). */
+/* The UDP transport's sockets and receive buffers (udp.c). */
 struct esa_udp {
 	int	fd;		/* bound to `local`, unconnected: the PS's packets,
 				 * FETCHes, ICMP errors; AF_XDP's strays */
@@ -240,25 +264,79 @@ struct esa_udp {
 };
 
 struct esa_worker {
+	/* worker.c: set at opening, read only after */
 	struct esa_config cfg;
 	int	nvals;
 	size_t	pktlen;
 	uint64_t full;		/* bitmap of every rank */
 	uint32_t window, nent;	/* nent = 2 * window */
-	struct esa_entry *ent;
-	uint8_t	*pktmem;	/* UDP: the packets (AF_XDP: UMEM frames) */
-	int32_t	*scratchmem;
-	uint64_t next_pos, low_pos;
+	uint32_t npkts;		/* 2 * nent */
+	int32_t	*scratchmem;	/* the entries' redo halves */
+	struct esa_stats st;	/* the counters: each file counts its own */
+
+	/* request.c: the requests, what they reserved, the state of all */
+	struct esa_request *ops, *ops_tail, *admit;
 	uint32_t next_base;	/* sequence number of the next op */
 	uint64_t attained;	/* scale and data positions of all ops started */
 	uint64_t positions;	/* positions of all ops started */
 	uint64_t nops;		/* allreduces started */
-	struct esa_request *ops, *ops_tail, *admit;
+	int	broken;		/* 0, or the error every later call gets (set
+				 * by whichever file finds the ranks out of
+				 * step; esa_pump() fails every request) */
+
+	/* chunk.c: the window's entries, a ring of nent by stream position */
+	struct esa_entry *ent;
+	uint64_t next_pos, low_pos;
 	uint32_t nwait;		/* entries in EN_WAIT */
+
+	/* send.c: packets to send, new ones in order, late ones by deadline */
+	struct esa_pkt **ready;	/* ring of npkts: built, not sent yet */
+	uint32_t rd_head, rd_tail;
+	struct esa_pkt **heap;	/* sent, waiting: a min-heap by due_ns */
+	uint32_t nheap;
+	uint64_t looked;	/* packets a send pass looked at (tests) */
+	struct esa_pkt *spkt[ESA_BATCH];	/* the batch being sent */
+	bool	send_blocked;	/* the transport's queue is full (it says so) */
+	uint64_t rng;		/* the resend deadlines' jitter */
+
+	/* recv.c: what the peers said */
 	uint64_t last_rx_ns;	/* last result used (or start of waiting) */
-	/* Who is silent, for the error when giving up (diagnose()) */
 	uint64_t last_sw_ns;	/* last packet from the switch */
 	uint64_t last_ps_ns;	/* last packet from the PS */
+	uint32_t ps_seq;	/* the latest FETCH of the PS: its chunk, */
+	uint64_t ps_held;	/*   the ranks it holds of it, */
+	uint64_t ps_ns;		/*   when */
+	struct esa_rto rto;	/* round trip, first timeout of a chunk (esa_cc.h) */
+	struct esa_cc cc;	/* the congestion window (esa_cc.h) */
+	/*
+	 * The latest results, direct-mapped by sequence number, for FETCH:
+	 * the received packets themselves (a UDP receive buffer or an AF_XDP
+	 * frame, held until a later result takes the slot), never copies.
+	 */
+	uint32_t nrc;		/* 4 * window */
+	uint32_t *rc_seq;
+	uint8_t	*rc_flags;	/* ESA_RC_VALID | the result's flags */
+	uint8_t	**rc_pkt;	/* the packet (ESA header first) */
+	uint64_t *rc_buf;	/* its buffer, for esa_io_release() */
+
+	/* diag.c: the PS probed in this silence (a result clears it) */
+	bool	probed;
+
+	/* errors.c */
+	char	err[256];	/* esa_worker_error() */
+	char	warn[320];	/* esa_worker_warning() */
+
+	/* the transport: io.c, udp.c (udp, icmp_*), io_xsk.c (xsk), delay.c
+	 * (delay) */
+	/* the engine's receive, esa_rx_packet(): what arrives goes up here */
+	bool	(*rx)(struct esa_worker *w, uint8_t *pkt, size_t len,
+		      const struct sockaddr_in *src, uint64_t now, uint64_t buf);
+	struct esa_udp udp;
+	struct esa_xsk *xsk;	/* AF_XDP, or NULL: UDP */
+	struct esa_delay *delay;	/* emulated link delay, or NULL */
+	uint8_t	*pktmem;	/* UDP: the packets (AF_XDP: UMEM frames) */
+	char	io_desc[160];	/* esa_worker_io() */
+	/* Who is silent, for the error when giving up (diag.c) */
 	struct esa_icmp {
 		uint64_t ns;		/* last one */
 		uint32_t count;
@@ -266,71 +344,101 @@ struct esa_worker {
 		uint8_t	origin;		/* SO_EE_ORIGIN_* */
 		struct in_addr from;	/* who sent the ICMP error */
 	} icmp_sw, icmp_ps;	/* about packets to the switch, to the PS */
-	uint32_t ps_seq;	/* the latest FETCH of the PS: its chunk, */
-	uint64_t ps_held;	/*   the ranks it holds of it, */
-	uint64_t ps_ns;		/*   when */
-	bool	probed;		/* the PS probed in this silence */
-	char	warn[320];	/* esa_worker_warning() */
-	char	io_desc[160];	/* esa_worker_io() */
-	/*
-	 * The latest results, direct-mapped by sequence number, for FETCH:
-	 * the received packets themselves (a UDP receive buffer or an AF_XDP
-	 * frame, held until a later result takes the slot), never copies.
-	 */
-	uint32_t nrc;
-	uint32_t *rc_seq;
-	uint8_t	*rc_flags;	/* ESA_RC_VALID | the result's flags */
-	uint8_t	**rc_pkt;	/* the packet (ESA header first) */
-	uint64_t *rc_buf;	/* its buffer, for esa_io_release() */
-	uint64_t rng;
-	int	broken;		/* 0, or the error every later call gets */
-	bool	send_blocked;
-	struct esa_rto rto;	/* round trip, first timeout of a chunk (esa_cc.h) */
-	struct esa_cc cc;	/* the congestion window (esa_cc.h) */
-	/* Packets to send: new ones in order, late ones by deadline. */
-	uint32_t npkts;		/* 2 * nent */
-	struct esa_pkt **ready;	/* ring of npkts: built, not sent yet */
-	uint32_t rd_head, rd_tail;
-	struct esa_pkt **heap;	/* sent, waiting: a min-heap by due_ns */
-	uint32_t nheap;
-	uint64_t looked;	/* packets a send pass looked at (tests) */
-	struct esa_pkt *spkt[ESA_BATCH];	/* the batch being sent */
-	struct esa_stats st;
-	char	err[256];
-	/* the transport */
-	struct esa_udp udp;
-	struct esa_xsk *xsk;	/* AF_XDP, or NULL: UDP */
-	struct esa_delay *delay;	/* emulated link delay, or NULL (delay.c) */
 };
 
-uint64_t esa_now_mono_ns(void);
+static inline uint64_t esa_now_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static inline bool esa_same_sin(const struct sockaddr_in *a, const struct sockaddr_in *b)
+{
+	return a->sin_addr.s_addr == b->sin_addr.s_addr && a->sin_port == b->sin_port;
+}
+
+/* The values of data chunk idx of r (the last one may be short). */
+static inline size_t esa_chunk_len(const struct esa_worker *w, const struct esa_request *r,
+				   uint32_t idx)
+{
+	size_t off = (size_t)idx * w->nvals;
+
+	return r->n - off < (size_t)w->nvals ? r->n - off : (size_t)w->nvals;
+}
+
+/* The headroom of a float redo: one more bit, at least the safe one. */
+static inline int esa_redo_headroom(const struct esa_request *r)
+{
+	int h = r->headroom + 1 > r->safe_headroom ? r->headroom + 1 : r->safe_headroom;
+
+	return h > 30 ? 30 : h;
+}
+
+/* The first error of a request is its status. */
+static inline void esa_op_error(struct esa_request *r, int err)
+{
+	if (!r->status)
+		r->status = err;
+}
+
+/* errors.c */
+/* "what: strerror(errno)" into err; returns -errno. */
+int esa_sock_fail(char *err, size_t len, const char *what);
+/* Say why in esa_worker_error(); returns err. */
+int esa_worker_fail(struct esa_worker *w, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* Add a note to esa_worker_warning() ("; " between notes). */
 void esa_warn(struct esa_worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* worker.c */
 /* The first sequence number of a worker of run `run` (0: 0). */
 uint32_t esa_run_base(uint32_t run);
+/* config.c */
 int esa_config_check(const struct esa_config *c, char *err, size_t len);
-/* Priority of stream position p of request r (deterministic). */
-uint8_t esa_prio_of(const struct esa_worker *w, const struct esa_request *r,
-		    uint32_t p);
+
+/* request.c */
+void esa_op_free(struct esa_request *r);
+/* One round of the engine: admit, build, send, receive; wait at most
+ * wait_ms for input when there is nothing else to do. */
+int esa_pump(struct esa_worker *w, int wait_ms);
+
+/* diag.c: probe the PS half-way to give_up_ms; at it, -ETIMEDOUT and the
+ * error line names who is silent. */
+int esa_silence(struct esa_worker *w, uint64_t now);
+
+/* recv.c */
 /*
  * Handle one received packet: its UDP payload (the ESA header first), from
  * src, in receive buffer `buf` of the transport.  Returns true if the
  * worker keeps the buffer (a result, kept for FETCH until a later one
  * takes its slot: then esa_io_release()), false if the transport may reuse
- * it at once.
+ * it at once.  The transport calls it through w->rx.
  */
 bool esa_rx_packet(struct esa_worker *w, uint8_t *pkt, size_t len,
 		   const struct sockaddr_in *src, uint64_t now, uint64_t buf);
-/* One round of the engine: admit, build, send, receive; wait at most
- * wait_ms for input when there is nothing else to do. */
-int esa_pump(struct esa_worker *w, int wait_ms);
-/* ICMP errors queued on a socket (IP_RECVERR): noted per peer. */
-void esa_read_errq(struct esa_worker *w, int fd, uint64_t now);
-/* Errors a send can meet that are not the socket's fault. */
-bool esa_transient_errno(int e);
+/* The entry and packet (*k; e->npkt if none sent) a result of seq belongs
+ * to; NULL if none in flight. */
+struct esa_entry *esa_entry_of_seq(struct esa_worker *w, uint32_t seq, int *k);
+
+/* chunk.c */
+/* Priority of stream position p of request r (deterministic). */
+uint8_t esa_prio_of(const struct esa_worker *w, const struct esa_request *r,
+		    uint32_t p);
+void esa_admit_chunks(struct esa_worker *w);
+void esa_entry_done(struct esa_worker *w, struct esa_entry *e);
+void esa_scale_result(struct esa_worker *w, struct esa_entry *e, const int32_t *v);
+void esa_start_redo(struct esa_worker *w, struct esa_entry *e);
+
+/* send.c */
+void esa_ready_push(struct esa_worker *w, struct esa_pkt *p);
+void esa_heap_del(struct esa_worker *w, struct esa_pkt *p);
+/* Send what is new and what is late, until done or the transport is full. */
+int esa_send_pass(struct esa_worker *w, uint64_t now);
 
 /* ------------------------------------------------------------------ */
-/* Transports (io.c: UDP, and AF_XDP through xsk.c)                    */
+/* Transports (io.c; udp.c, io_xsk.c: AF_XDP, delay.c)                 */
 /* ------------------------------------------------------------------ */
 
 /*
@@ -359,6 +467,38 @@ bool esa_io_claim(struct esa_worker *w, const struct esa_pkt *p);
 int esa_io_wait(struct esa_worker *w, uint64_t deadline_ns);
 /* A datagram to the PS (a FETCH answer, a probe), on the UDP socket. */
 int esa_io_send_ps(struct esa_worker *w, const void *buf, size_t len, uint64_t now);
+
+/* udp.c: the UDP transport, for io.c */
+/* The receive buffers (before opening: the delay line sizes by them). */
+int esa_udp_buffers(struct esa_worker *w);
+/* The sockets (on AF_XDP: the unconnected one only); 0 or -errno. */
+int esa_udp_open(struct esa_worker *w, char *err, size_t len);
+void esa_udp_close(struct esa_worker *w);
+int esa_udp_send(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t now);
+int esa_udp_send_ps(struct esa_worker *w, const void *buf, size_t len, uint64_t now);
+/* Drain both sockets: packets handled, or -errno (fatal). */
+int esa_udp_recv(struct esa_worker *w, uint64_t now);
+/* ICMP errors queued on a socket (IP_RECVERR): noted per peer. */
+void esa_read_errq(struct esa_worker *w, int fd, uint64_t now);
+/* Errors a send can meet that are not the socket's fault. */
+bool esa_transient_errno(int e);
+
+/* A UDP receive buffer is free again. */
+static inline void esa_udp_release(struct esa_udp *u, uint32_t buf)
+{
+	u->free[u->nfree++] = buf;
+}
+
+/* io_xsk.c: the worker's side of AF_XDP (xsk.h), for io.c */
+int esa_xsk_worker_open(struct esa_worker *w, char *err, size_t len);
+void esa_xsk_worker_close(struct esa_worker *w);
+uint8_t *esa_xsk_worker_pkt(struct esa_worker *w, uint32_t id);
+int esa_xsk_worker_send(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t now);
+bool esa_xsk_worker_busy(struct esa_worker *w, uint32_t id);
+bool esa_xsk_worker_claim(struct esa_worker *w, uint32_t id);
+int esa_xsk_worker_recv(struct esa_worker *w, uint64_t now);
+void esa_xsk_worker_release(struct esa_worker *w, uint64_t buf);
+int esa_xsk_worker_fd(struct esa_worker *w);
 
 /* ------------------------------------------------------------------ */
 /* Emulated link delay (delay.c: config key link_delay_us, UDP only)   */

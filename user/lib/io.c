@@ -1,23 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libesa: the transports.  UDP here, and the worker's side of AF_XDP (the
- * socket itself, frames and the XDP program are xsk.c's, shared with
- * esa-ps): its send frames are the DATA packets' buffers, what arrives goes
- * to esa_rx_packet() in its frame, and the unconnected UDP socket stays
- * beside it for strays, ICMP errors and what goes to the PS.
- *
- * UDP: two sockets on the worker's registered address and port.  `sfd` is
- * connected to the switch: DATA leaves through it with one route lookup per
- * send, not per packet, as UDP GSO bursts (UDP_SEGMENT: one send, up to 64
- * datagrams) where the kernel takes them, and the switch's results come
- * back on it (the kernel prefers the connected socket for them).  `fd` is
- * unconnected: the PS's results and FETCHes, and the ICMP errors about what
- * goes to the PS, arrive there (a connected socket would refuse the PS's
- * packets; results are unicast, so no broadcast is lost either way).  Both
- * are drained every round.  Results are received straight into buffers of
- * a pool; a result the worker uses stays in its buffer as the FETCH cache
- * entry, so a result is copied once, by the kernel, and then read where it
- * lies.
+ * libesa: the transport.  Opens the one the config asks for (io = udp,
+ * xdp, auto) in the configured network namespace, once the path to the
+ * switch is known to carry a whole packet, and hands each esa_io_*() call
+ * to it: UDP (udp.c), AF_XDP (io_xsk.c, with udp.c's unconnected socket
+ * beside it), and the emulated link delay in front of UDP (delay.c).  Owns
+ * the packets' memory on UDP (w->pktmem) and w->io_desc.  The transport
+ * hands what arrives up to the engine through w->rx only: it calls nothing
+ * above it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,160 +21,11 @@
 #include <arpa/inet.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
-#include <netinet/udp.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "esa_int.h"
 #include "xsk.h"
-
-#ifndef UDP_SEGMENT
-#define UDP_SEGMENT	103
-#endif
-#ifndef UDP_GRO
-#define UDP_GRO		104
-#endif
-#define GRO_MAX_BYTES	65536	/* the most a GRO'd datagram holds (gro_max_size) */
-#define UDP_MAX_SEGS	64	/* the kernel's UDP_MAX_SEGMENTS up to 6.x */
-#define UDP_MAX_PAYLOAD	65507
-
-static int esa_xsk_worker_open(struct esa_worker *w, char *err, size_t len);
-static void esa_xsk_worker_close(struct esa_worker *w);
-static uint8_t *esa_xsk_worker_pkt(struct esa_worker *w, uint32_t id);
-static int esa_xsk_worker_send(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t now);
-static bool esa_xsk_worker_busy(struct esa_worker *w, uint32_t id);
-static bool esa_xsk_worker_claim(struct esa_worker *w, uint32_t id);
-static int esa_xsk_worker_recv(struct esa_worker *w, uint64_t now);
-static void esa_xsk_worker_release(struct esa_worker *w, uint64_t buf);
-static int esa_xsk_worker_fd(struct esa_worker *w);
-
-/* Set a socket buffer (beyond the sysctl cap if allowed); what was granted. */
-static int set_buf(int fd, int force, int plain, int bytes)
-{
-	socklen_t sl = sizeof(int);
-	int got = 0;
-
-	if (setsockopt(fd, SOL_SOCKET, force, &bytes, sizeof(bytes)))
-		setsockopt(fd, SOL_SOCKET, plain, &bytes, sizeof(bytes));
-	if (getsockopt(fd, SOL_SOCKET, plain, &got, &sl))
-		return 0;
-	return got / 2;		/* the kernel doubles it for its bookkeeping */
-}
-
-static int sock_fail(char *err, size_t len, const char *what)
-{
-	int e = errno;
-
-	snprintf(err, len, "%s: %s", what, strerror(e));
-	return -e;
-}
-
-/* A socket bound to `local` (shared with the worker's other one); report:
- * the receive buffer granted is the rcvbuf counter. */
-static int bound_socket(struct esa_worker *w, bool report, char *err, size_t len)
-{
-	int rcvbuf = w->cfg.rcvbuf, got;
-	const struct esa_config *c = &w->cfg;
-	char ip[INET_ADDRSTRLEN];
-	int one = 1, fd, e;
-
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return sock_fail(err, len, "socket");
-	/* ICMP errors about what we send, to name a dead peer (diagnose()) */
-	if (setsockopt(fd, IPPROTO_IP, IP_RECVERR, &one, sizeof(one)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one))) {
-		e = sock_fail(err, len, "IP_RECVERR, SO_REUSEPORT");
-		close(fd);
-		return e;
-	}
-	got = set_buf(fd, SO_RCVBUFFORCE, SO_RCVBUF, rcvbuf);
-	if (report) {
-		w->st.rcvbuf = got;
-		if (got < rcvbuf)
-			esa_warn(w, "rcvbuf: %d bytes granted of %d asked (SO_RCVBUFFORCE needs "
-				 "CAP_NET_ADMIN; net.core.rmem_max caps the rest)", got, rcvbuf);
-	}
-	set_buf(fd, SO_SNDBUFFORCE, SO_SNDBUF, 1 << 20);
-	if (bind(fd, (const struct sockaddr *)&c->local, sizeof(c->local))) {
-		e = errno;
-		inet_ntop(AF_INET, &c->local.sin_addr, ip, sizeof(ip));
-		snprintf(err, len, "cannot bind %s:%u%s%s: %s", ip, ntohs(c->local.sin_port),
-			 c->netns[0] ? " in " : "", c->netns, strerror(e));
-		close(fd);
-		return -e;
-	}
-	return fd;
-}
-
-/* UDP_GRO: the most results one coalesced datagram can hold. */
-static int gro_segs(const struct esa_worker *w)
-{
-	size_t n = GRO_MAX_BYTES / w->pktlen + 1;
-
-	return n < ESA_GRO_SEGS ? (int)n : ESA_GRO_SEGS;
-}
-
-/* The send socket: connected to the switch, GSO if the kernel has it,
- * GRO for the results it receives. */
-static int send_socket(struct esa_worker *w, char *err, size_t len)
-{
-	struct esa_udp *u = &w->udp;
-	int fd = bound_socket(w, false, err, len), seg = w->pktlen;
-
-	if (fd < 0)
-		return fd;
-	if (connect(fd, (const struct sockaddr *)&w->cfg.sw, sizeof(w->cfg.sw))) {
-		int e = sock_fail(err, len, "connect to the switch");
-
-		close(fd);
-		return e;
-	}
-	u->gso = 0;
-	if (!setsockopt(fd, SOL_UDP, UDP_SEGMENT, &seg, sizeof(seg))) {
-		u->gso = UDP_MAX_PAYLOAD / w->pktlen;
-		if (u->gso > UDP_MAX_SEGS)
-			u->gso = UDP_MAX_SEGS;
-		if (u->gso < 2)
-			u->gso = 0;
-	}
-	u->gro = 0;
-	if (w->cfg.udp_gro && !setsockopt(fd, SOL_UDP, UDP_GRO, &(int){ 1 }, sizeof(int)))
-		u->gro = gro_segs(w);
-	w->st.udp_gro = u->gro > 0;
-	return fd;
-}
-
-/* The receive buffers: the cache's share, two batches' worth, and what
- * UDP_GRO's messages hold posted. */
-static int udp_buffers(struct esa_worker *w)
-{
-	struct esa_udp *u = &w->udp;
-
-	u->slot = (w->pktlen + 64 + 63) & ~(size_t)63;	/* longer: not ours */
-	u->nbuf = w->nrc + 2 * ESA_BATCH + ESA_GRO_MSGS * gro_segs(w) + esa_delay_rx_cap(w);
-	u->mem = aligned_alloc(64, u->slot * u->nbuf);
-	u->free = malloc(u->nbuf * sizeof(*u->free));
-	if (!u->mem || !u->free)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < u->nbuf; i++)
-		u->free[i] = u->nbuf - 1 - i;
-	u->nfree = u->nbuf;
-	for (int i = 0; i < ESA_BATCH; i++) {
-		u->rmsg[i].msg_hdr.msg_iov = &u->riov[i];
-		u->rmsg[i].msg_hdr.msg_iovlen = 1;
-		u->rmsg[i].msg_hdr.msg_name = &u->rsrc[i];
-		u->rb[i] = UINT32_MAX;
-	}
-	for (int i = 0; i < ESA_GRO_MSGS; i++) {
-		u->gmsg[i].msg_hdr.msg_iov = u->giov[i];
-		u->gmsg[i].msg_hdr.msg_name = &u->gsrc[i];
-		u->gmsg[i].msg_hdr.msg_control = u->gctl[i].buf;
-		for (int k = 0; k < ESA_GRO_SEGS; k++)
-			u->gb[i][k] = UINT32_MAX;
-	}
-	return 0;
-}
 
 /* Enter netns (if any) for the calling thread; *back: the fd to return. */
 static int enter_netns(const char *path, int *back, char *err, size_t len)
@@ -196,7 +37,7 @@ static int enter_netns(const char *path, int *back, char *err, size_t len)
 		return 0;
 	*back = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (*back < 0)
-		return sock_fail(err, len, "cannot open this thread's netns");
+		return esa_sock_fail(err, len, "cannot open this thread's netns");
 	tgt = open(path, O_RDONLY | O_CLOEXEC);
 	if (tgt < 0 || setns(tgt, CLONE_NEWNET)) {
 		e = errno;
@@ -347,24 +188,9 @@ static int mtu_check(const struct esa_worker *w, char *err, size_t len)
 	return -EMSGSIZE;
 }
 
-/* The UDP sockets (on AF_XDP: the unconnected one only). */
-static int udp_open(struct esa_worker *w, char *err, size_t len)
-{
-	int rc;
-
-	w->udp.fd = w->udp.sfd = -1;
-	rc = bound_socket(w, true, err, len);
-	if (rc < 0)
-		return rc;
-	w->udp.fd = rc;
-	if (w->xsk)
-		return 0;
-	rc = send_socket(w, err, len);
-	if (rc < 0)
-		return rc;
-	w->udp.sfd = rc;
-	return 0;
-}
+/* ------------------------------------------------------------------ */
+/* Opening and closing                                                 */
+/* ------------------------------------------------------------------ */
 
 /* io=xdp, or io=auto: AF_XDP, and the UDP socket beside it. */
 static int xdp_open(struct esa_worker *w, char *err, size_t len)
@@ -379,7 +205,7 @@ static int xdp_open(struct esa_worker *w, char *err, size_t len)
 	}
 	if (rc)
 		esa_warn(w, "io=auto: UDP, since AF_XDP cannot open: %s", why);
-	rc = udp_open(w, err, len);
+	rc = esa_udp_open(w, err, len);
 	return rc;
 }
 
@@ -387,7 +213,7 @@ int esa_io_open(struct esa_worker *w, char *err, size_t len)
 {
 	int back, rc;
 
-	rc = udp_buffers(w);
+	rc = esa_udp_buffers(w);
 	if (rc) {
 		snprintf(err, len, "out of memory");
 		return rc;
@@ -397,7 +223,7 @@ int esa_io_open(struct esa_worker *w, char *err, size_t len)
 		return rc;
 	rc = mtu_check(w, err, len);
 	if (!rc)
-		rc = w->cfg.io == ESA_IO_UDP ? udp_open(w, err, len) : xdp_open(w, err, len);
+		rc = w->cfg.io == ESA_IO_UDP ? esa_udp_open(w, err, len) : xdp_open(w, err, len);
 	leave_netns(back);
 	if (!rc)
 		rc = esa_delay_open(w, err, len);
@@ -428,89 +254,13 @@ void esa_io_close(struct esa_worker *w)
 {
 	esa_delay_close(w);
 	esa_xsk_worker_close(w);
-	if (w->udp.fd >= 0)
-		close(w->udp.fd);
-	if (w->udp.sfd >= 0)
-		close(w->udp.sfd);
-	free(w->udp.mem);
-	free(w->udp.free);
+	esa_udp_close(w);
 	free(w->pktmem);
 }
 
 /* ------------------------------------------------------------------ */
-/* Sending                                                             */
+/* Sending and receiving                                               */
 /* ------------------------------------------------------------------ */
-
-/* One sendmsg of p[0..n) as a GSO burst; 0 or -errno. */
-static int send_gso(struct esa_worker *w, struct esa_pkt **p, int n)
-{
-	struct esa_udp *u = &w->udp;
-	struct msghdr m = { .msg_iov = u->siov, .msg_iovlen = n };
-
-	for (int i = 0; i < n; i++) {
-		u->siov[i].iov_base = p[i]->buf;
-		u->siov[i].iov_len = w->pktlen;
-	}
-	return sendmsg(u->sfd, &m, 0) < 0 ? -errno : 0;
-}
-
-/* sendmmsg of p[0..n): how many went, or -errno. */
-static int send_each(struct esa_worker *w, struct esa_pkt **p, int n)
-{
-	struct esa_udp *u = &w->udp;
-	int m;
-
-	for (int i = 0; i < n; i++) {
-		u->siov[i].iov_base = p[i]->buf;
-		u->siov[i].iov_len = w->pktlen;
-		u->smsg[i].msg_hdr = (struct msghdr){ .msg_iov = &u->siov[i], .msg_iovlen = 1 };
-	}
-	m = sendmmsg(u->sfd, u->smsg, n, 0);
-	return m < 0 ? -errno : m;
-}
-
-static int udp_send(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t now)
-{
-	struct esa_udp *u = &w->udp;
-	bool retried = false;
-	int sent = 0;
-
-	while (sent < n) {
-		int k = n - sent, m;
-
-		if (u->gso && k > 1) {
-			if (k > u->gso)
-				k = u->gso;
-			m = send_gso(w, p + sent, k);
-			if (m == -EIO || m == -EINVAL) {
-				u->gso = 0;	/* the route's device cannot segment */
-				continue;
-			}
-			m = m ? m : k;
-		} else {
-			m = send_each(w, p + sent, k);
-		}
-		if (m == -EINTR)
-			continue;
-		if (m == -EAGAIN || m == -ENOBUFS) {
-			w->st.send_again++;
-			w->send_blocked = true;
-			break;
-		}
-		if (m < 0 && !esa_transient_errno(-m))
-			return m;
-		if (m < 0) {
-			esa_read_errq(w, u->sfd, now);
-			if (!retried) {
-				retried = true;	/* an earlier packet's ICMP error */
-				continue;
-			}
-			m = 1;	/* count it as sent and lost; the timer resends */
-		}
-		sent += m;
-	}
-	return sent;
-}
 
 /* With an emulated link delay (delay.c): into its line, out when due. */
 static int delayed_send(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t now)
@@ -533,7 +283,7 @@ int esa_io_send(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t now)
 		return esa_xsk_worker_send(w, p, n, now);
 	if (w->delay)
 		return delayed_send(w, p, n, now);
-	return udp_send(w, p, n, now);
+	return esa_udp_send(w, p, n, now);
 }
 
 bool esa_io_busy(struct esa_worker *w, const struct esa_pkt *p)
@@ -550,160 +300,15 @@ int esa_io_send_ps(struct esa_worker *w, const void *buf, size_t len, uint64_t n
 {
 	if (w->delay)
 		return esa_delay_send(w, buf, len, true, now);
-	if (sendto(w->udp.fd, buf, len, 0, (const struct sockaddr *)&w->cfg.ps,
-		   sizeof(w->cfg.ps)) == (ssize_t)len)
-		return 0;
-	if (esa_transient_errno(errno))
-		esa_read_errq(w, w->udp.fd, now);	/* an ICMP error took its turn */
-	return -errno;
+	return esa_udp_send_ps(w, buf, len, now);
 }
-
-/* ------------------------------------------------------------------ */
-/* Receiving                                                           */
-/* ------------------------------------------------------------------ */
 
 void esa_io_release(struct esa_worker *w, uint64_t buf)
 {
 	if (buf & ESA_XSK_BUF)
 		esa_xsk_worker_release(w, buf);
 	else
-		w->udp.free[w->udp.nfree++] = (uint32_t)buf;
-}
-
-/* recvmmsg, reading the error queue after a transient error: how many
- * messages, 0 if none is there, or -errno (fatal). */
-static int recv_batch(struct esa_worker *w, int fd, struct mmsghdr *msg, int n, uint64_t now)
-{
-	for (;;) {
-		int m = recvmmsg(fd, msg, n, MSG_DONTWAIT, NULL), e = errno;
-
-		if (m >= 0)
-			return m;
-		if (e == EAGAIN || e == EWOULDBLOCK)
-			return 0;
-		if (e != EINTR && !esa_transient_errno(e))
-			return -e;
-		if (e != EINTR)
-			esa_read_errq(w, fd, now);	/* ICMP errors about what we sent */
-	}
-}
-
-/* Drain one socket: packets handled, or -errno (fatal). */
-static int udp_drain(struct esa_worker *w, int fd, uint64_t now)
-{
-	struct esa_udp *u = &w->udp;
-	int got = 0;
-
-	for (;;) {
-		int m;
-
-		for (int i = 0; i < ESA_BATCH; i++) {
-			if (u->rb[i] == UINT32_MAX)
-				u->rb[i] = u->free[--u->nfree];
-			u->riov[i].iov_base = u->mem + (size_t)u->rb[i] * u->slot;
-			u->riov[i].iov_len = u->slot;
-			u->rmsg[i].msg_hdr.msg_namelen = sizeof(u->rsrc[i]);
-		}
-		m = recv_batch(w, fd, u->rmsg, ESA_BATCH, now);
-		if (m <= 0)
-			return m < 0 ? m : got;
-		for (int i = 0; i < m; i++) {
-			if (w->delay && esa_delay_hold(w, u->rb[i], u->rmsg[i].msg_len,
-						       &u->rsrc[i], now))
-				u->rb[i] = UINT32_MAX;	/* the delay line has it */
-			else if (esa_rx_packet(w, u->riov[i].iov_base, u->rmsg[i].msg_len,
-					       &u->rsrc[i], now, u->rb[i]))
-				u->rb[i] = UINT32_MAX;	/* the cache has it now */
-		}
-		got += m;
-		if (m < ESA_BATCH)
-			return got;
-	}
-}
-
-/* The segment size of a coalesced message (UDP_GRO's cmsg), or 0. */
-static size_t gro_size(struct msghdr *h)
-{
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
-		int g;
-
-		if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
-			memcpy(&g, CMSG_DATA(c), sizeof(g));
-			return g > 0 ? (size_t)g : 0;
-		}
-	}
-	return 0;
-}
-
-/*
- * One message of the switch's socket: a datagram, or datagrams of `seg`
- * bytes coalesced.  Each iovec is one buffer of pktlen bytes, so each
- * result lies in a buffer of its own, whole, and a kept one pins only it;
- * a segment of another size cannot be a result (they straddle buffers):
- * all invalid.  Returns the datagrams it held.
- */
-static int gro_split(struct esa_worker *w, int i, uint64_t now)
-{
-	struct esa_udp *u = &w->udp;
-	struct mmsghdr *m = &u->gmsg[i];
-	size_t len = m->msg_len, seg = gro_size(&m->msg_hdr), n;
-
-	if (!seg || seg >= len)
-		seg = len ? len : 1;	/* a datagram alone */
-	n = (len + seg - 1) / seg;
-	if (!n)
-		n = 1;
-	if ((n > 1 && seg != w->pktlen) || (n == 1 && len > w->pktlen) ||
-	    (m->msg_hdr.msg_flags & MSG_TRUNC)) {
-		w->st.rx_packets += n;
-		w->st.rx_invalid += n;
-		return (int)n;
-	}
-	if (n > 1)
-		w->st.rx_coalesced += n;
-	for (size_t k = 0; k < n; k++) {
-		size_t l = len - k * seg < seg ? len - k * seg : seg;
-
-		if (esa_rx_packet(w, u->giov[i][k].iov_base, l, &u->gsrc[i], now, u->gb[i][k])) {
-			/* the cache has it now: a fresh buffer in its place */
-			u->gb[i][k] = u->free[--u->nfree];
-			u->giov[i][k].iov_base = u->mem + (size_t)u->gb[i][k] * u->slot;
-		}
-	}
-	return (int)n;
-}
-
-/* Drain the switch's socket with UDP_GRO: packets handled, or -errno. */
-static int gro_drain(struct esa_worker *w, uint64_t now)
-{
-	struct esa_udp *u = &w->udp;
-	int got = 0;
-
-	if (u->gb[0][0] == UINT32_MAX) {	/* first time: post every buffer */
-		for (int i = 0; i < ESA_GRO_MSGS; i++) {
-			for (int k = 0; k < u->gro; k++) {
-				u->gb[i][k] = u->free[--u->nfree];
-				u->giov[i][k].iov_base = u->mem + (size_t)u->gb[i][k] * u->slot;
-				u->giov[i][k].iov_len = w->pktlen;
-			}
-			u->gmsg[i].msg_hdr.msg_iovlen = u->gro;
-		}
-	}
-	for (;;) {
-		int m;
-
-		for (int i = 0; i < ESA_GRO_MSGS; i++) {
-			u->gmsg[i].msg_hdr.msg_namelen = sizeof(u->gsrc[i]);
-			u->gmsg[i].msg_hdr.msg_controllen = sizeof(u->gctl[i]);
-		}
-		m = recv_batch(w, u->sfd, u->gmsg, ESA_GRO_MSGS, now);
-		if (m <= 0)
-			return m < 0 ? m : got;
-		for (int i = 0; i < m; i++)
-			got += gro_split(w, i, now);
-		if (m < ESA_GRO_MSGS)
-			return got;
-	}
+		esa_udp_release(&w->udp, (uint32_t)buf);
 }
 
 int esa_io_recv(struct esa_worker *w, uint64_t now)
@@ -716,13 +321,7 @@ int esa_io_recv(struct esa_worker *w, uint64_t now)
 			return rc;
 		got += rc;
 	}
-	if (w->udp.sfd >= 0) {
-		rc = w->udp.gro ? gro_drain(w, now) : udp_drain(w, w->udp.sfd, now);
-		if (rc < 0)
-			return rc;
-		got += rc;
-	}
-	rc = udp_drain(w, w->udp.fd, now);
+	rc = esa_udp_recv(w, now);
 	return rc < 0 ? rc : got + rc;
 }
 
@@ -757,101 +356,4 @@ int esa_io_wait(struct esa_worker *w, uint64_t deadline_ns)
 						   pfd[i].fd == w->udp.sfd))
 			esa_read_errq(w, pfd[i].fd, esa_now_mono_ns());
 	return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* AF_XDP for the workers (xsk.c)                                                    */
-/* ------------------------------------------------------------------ */
-
-static int esa_xsk_worker_open(struct esa_worker *w, char *err, size_t len)
-{
-	struct esa_xsk_cfg c = {
-		.ifname = w->cfg.ifname, .route_to = w->cfg.sw.sin_addr, .queue = w->cfg.queue,
-		.local = &w->cfg.local, .nlocal = 1, .tx_frames = w->npkts,
-		.rx_hold = w->nrc, .pkt_max = w->pktlen,
-	};
-	/* xdp_workers workers like this one, or of window 128 if larger */
-	uint32_t one = esa_xsk_need(w->npkts, w->nrc), dflt = esa_xsk_need(4 * 128, 4 * 128);
-	uint8_t mac[6];
-	int rc;
-
-	c.umem_frames = w->cfg.xdp_workers * (one > dflt ? one : dflt);
-	rc = esa_xsk_open(&w->xsk, &c, err, len);
-	/* the switch's next hop, resolved now (opening may wait for it) */
-	if (!rc)
-		rc = esa_xsk_next_hop(w->xsk, w->cfg.sw.sin_addr, mac, err, len);
-	for (uint32_t i = 0; !rc && i < w->npkts; i++)
-		rc = esa_xsk_tx_prep(w->xsk, i, &w->cfg.local, &w->cfg.sw, w->pktlen, err, len);
-	if (rc) {
-		esa_xsk_close(w->xsk);
-		w->xsk = NULL;
-		return rc;
-	}
-	snprintf(w->io_desc, sizeof(w->io_desc), "%s", esa_xsk_desc(w->xsk));
-	w->st.xdp_zerocopy = esa_xsk_zerocopy(w->xsk);
-	return 0;
-}
-
-static void esa_xsk_worker_close(struct esa_worker *w)
-{
-	esa_xsk_close(w->xsk);
-	w->xsk = NULL;
-}
-
-uint8_t *esa_xsk_worker_pkt(struct esa_worker *w, uint32_t id)
-{
-	return esa_xsk_tx_payload(w->xsk, id);
-}
-
-static int esa_xsk_worker_send(struct esa_worker *w, struct esa_pkt **p, int n, uint64_t now)
-{
-	uint32_t f[ESA_BATCH];
-	int k;
-
-	for (int i = 0; i < n; i++)
-		f[i] = p[i]->id;
-	k = esa_xsk_send(w->xsk, f, n);
-	if (k >= 0 && k < n) {
-		w->st.send_again++;
-		w->send_blocked = true;
-	}
-	return k;
-}
-
-static bool esa_xsk_worker_busy(struct esa_worker *w, uint32_t id)
-{
-	return esa_xsk_tx_busy(w->xsk, id);
-}
-
-static bool esa_xsk_worker_claim(struct esa_worker *w, uint32_t id)
-{
-	return esa_xsk_tx_claim(w->xsk, id);
-}
-
-static int esa_xsk_worker_recv(struct esa_worker *w, uint64_t now)
-{
-	struct esa_xsk_rx rx[ESA_BATCH];
-	int got = 0, n = esa_xsk_tx_kick(w->xsk);	/* what the device pushed back */
-
-	if (n < 0)
-		return n;
-	do {
-		n = esa_xsk_recv(w->xsk, rx, ESA_BATCH);
-		for (int i = 0; i < n; i++)
-			if (!esa_rx_packet(w, rx[i].pkt, rx[i].len, &rx[i].src, now, rx[i].buf))
-				esa_xsk_release(w->xsk, rx[i].buf);
-		got += n;
-	} while (n == ESA_BATCH);
-	esa_xsk_flush(w->xsk);
-	return got;
-}
-
-static void esa_xsk_worker_release(struct esa_worker *w, uint64_t buf)
-{
-	esa_xsk_release(w->xsk, buf);
-}
-
-static int esa_xsk_worker_fd(struct esa_worker *w)
-{
-	return esa_xsk_fd(w->xsk);
 }

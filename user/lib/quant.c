@@ -212,6 +212,14 @@ void esa_dq_f32(const int32_t *q, size_t n, float *out, int s)
 	dq_loop(q, n, out, g1, g2);
 }
 
+/* A float chunk no sum came for (a rank had NaN or infinity, or the redo
+ * overflowed): NaN in every element. */
+void esa_fill_nan(float *out, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = NAN;
+}
+
 void esa_q_i32(const int32_t *x, size_t n, int32_t *q, size_t nvals)
 {
 	memcpy(q, x, n * sizeof(*q));

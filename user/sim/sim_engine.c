@@ -1,78 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * esa_sim engine: the event heap, setting a run up, its event loop and its
- * results.  The parts it drives are by concern: the links (sim_net.c), the
- * switch (sim_switch.c), the parameter servers (sim_ps.c), the workers and
- * jobs (sim_worker.c), the slot accounting (sim_acct.c); sim_probe.c feeds
- * the switch packet by packet for directed tests.
+ * esa_sim engine: setting a run up, its event loop and its results.  The
+ * parts it drives are by concern, each calling only those below it: the
+ * workers and jobs (sim_worker.c), the parameter servers (sim_ps.c), the
+ * switch (sim_switch.c), the links (sim_net.c), the slot accounting
+ * (sim_acct.c), the racks (sim_rack.c), and the event queue they all
+ * schedule through (sim_event.c).  sim_probe.c feeds the switch packet by
+ * packet for directed tests.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
 #include "sim_int.h"
-
-static inline int ev_lt(const struct ev *x, const struct ev *y)
-{
-	return x->t < y->t || (x->t == y->t && x->ord < y->ord);
-}
-
-static int heap_push(struct heap *h, const struct ev *e)
-{
-	size_t i, up;
-
-	if (h->n == h->cap) {
-		size_t nc = h->cap ? h->cap * 2 : 4096;
-		struct ev *na = realloc(h->a, nc * sizeof(*na));
-
-		if (!na)
-			return -1;
-		h->a = na;
-		h->cap = nc;
-	}
-	i = h->n++;
-	while (i) {
-		up = (i - 1) / 2;
-		if (!ev_lt(e, &h->a[up]))
-			break;
-		h->a[i] = h->a[up];
-		i = up;
-	}
-	h->a[i] = *e;
-	return 0;
-}
-
-static void heap_pop(struct heap *h, struct ev *out)
-{
-	struct ev last;
-	size_t i = 0, c;
-
-	*out = h->a[0];
-	last = h->a[--h->n];
-	for (;;) {
-		c = 2 * i + 1;
-		if (c >= h->n)
-			break;
-		if (c + 1 < h->n && ev_lt(&h->a[c + 1], &h->a[c]))
-			c++;
-		if (!ev_lt(&h->a[c], &last))
-			break;
-		h->a[i] = h->a[c];
-		i = c;
-	}
-	h->a[i] = last;
-}
-
-void sim_push(struct sim *s, stime_t t, int kind, const struct pkt *p,
-		 unsigned dst, uint32_t arg)
-{
-	struct ev e = { .t = t, .ord = s->ord++, .kind = kind, .dst = dst,
-			.arg = arg };
-
-	if (p)
-		e.p = *p;
-	if (heap_push(&s->h, &e))
-		s->oom = 1;
-}
 
 /* ------------------------------------------------------------------ */
 /* Run                                                                 */
@@ -366,7 +305,7 @@ int sim_run(const struct sim_params *P, const struct sim_workload *W,
 	if (sim_setup(s, P, W, policy, R))
 		goto out;
 	while (s->h.n && !s->oom) {
-		heap_pop(&s->h, &e);
+		sim_pop(&s->h, &e);
 		if (e.t > limit)
 			break;
 		s->now = e.t;

@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * esa_sim's insides, shared by its parts (sim_engine.c, sim_rack.c,
- * sim_net.c, sim_acct.c, sim_switch.c, sim_ps.c, sim_worker.c,
- * sim_probe.c); the front ends see only sim.h.
+ * esa_sim's insides, shared by its parts; the front ends see only sim.h.
+ * From the top, each calling only those below it: sim_probe.c (the switch
+ * fed packet by packet), sim_engine.c (a run: setup, the event loop,
+ * results), sim_worker.c (workers and jobs), sim_ps.c (parameter servers),
+ * sim_switch.c (a switch), sim_net.c (links and hops), sim_acct.c (slot
+ * accounting, chunk completions), sim_rack.c (boxes and racks),
+ * sim_event.c (the event queue).  What several of them read about a job's
+ * registration is inline here (sim_job_gen(), sim_owner_alive()).
  */
 #ifndef ESA_SIM_INT_H
 #define ESA_SIM_INT_H
@@ -227,9 +232,24 @@ struct sim {
 	double	*b_busy, *b_held, *b_occ;
 };
 
-/* sim_engine.c */
+/* The job's generation (the simulator's clock does not stamp activity). */
+static inline uint32_t sim_job_gen(const struct job *j)
+{
+	return esa_life_gen(j->reg.life);
+}
+
+/* Job jid of generation gen is registered and active (esa_owner_alive()). */
+static inline int sim_owner_alive(const struct sim *s, uint32_t jid, uint32_t gen)
+{
+	return jid < s->W->njobs && s->job[jid].reg.state == ESA_JOB_ACTIVE &&
+	       sim_job_gen(&s->job[jid]) == gen;
+}
+
+/* sim_event.c */
 void sim_push(struct sim *s, stime_t t, int kind, const struct pkt *p,
 	      unsigned dst, uint32_t arg);
+void sim_pop(struct heap *h, struct ev *out);
+/* sim_engine.c */
 int sim_setup(struct sim *s, const struct sim_params *P,
 	      const struct sim_workload *W, int policy, struct sim_result *R);
 void sim_free(struct sim *s);
@@ -257,8 +277,6 @@ void sim_mark_up(struct sim *s, struct job *j, unsigned b, uint32_t seq);
 void sim_mark_diverted(struct job *j, uint32_t seq);
 int sim_is_diverted(const struct job *j, uint32_t seq);
 /* sim_switch.c */
-uint32_t sim_job_gen(const struct job *j);
-int sim_owner_alive(struct sim *s, uint32_t jid, uint32_t gen);
 struct esa_tomb *sim_tomb_of(struct sim *s, unsigned b, uint32_t jid,
 			     uint32_t seq);
 void sim_sw_proc(struct sim *s, unsigned b, unsigned to, struct pkt *p,

@@ -68,18 +68,6 @@ static void sw_to_ps(struct sim *s, unsigned b, unsigned jid, struct pkt *p)
 /* The switch: esa_data(), esa_ack(), esa_down() without the values     */
 /* ------------------------------------------------------------------ */
 
-/* The job's generation (the simulator's clock does not stamp activity). */
-uint32_t sim_job_gen(const struct job *j)
-{
-	return esa_life_gen(j->reg.life);
-}
-
-int sim_owner_alive(struct sim *s, uint32_t jid, uint32_t gen)
-{
-	return jid < s->W->njobs && s->job[jid].reg.state == ESA_JOB_ACTIVE &&
-	       sim_job_gen(&s->job[jid]) == gen;
-}
-
 struct esa_tomb *sim_tomb_of(struct sim *s, unsigned b, uint32_t jid,
 			     uint32_t seq)
 {
