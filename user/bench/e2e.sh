@@ -25,10 +25,10 @@
 # e2e_report.py turns them into the table, the plot and the last line
 #   e2e: ranks=4 mbytes=16 gloo_MBps=<x> esa_MBps=<y> ratio=<y/x>
 # With -L RATE every host link is shaped to RATE by tbf, both directions,
-# in each host (its egress, and an IFB for what it receives: XDP's
-# redirects bypass the switch ports' qdiscs; topo_shape_host), or with -S
-# wire through a bridge namespace per host (AF_XDP's frames pass no qdisc
-# in the host: the xdp configurations need -S wire).  Everything created
+# through a bridge namespace per host (XDP's redirects bypass the switch
+# ports' qdiscs; AF_XDP's frames pass no qdisc in the host), or with -S ifb
+# in each host (its egress, and an IFB for what it receives:
+# topo_shape_host; UDP only, and more CPU per packet here).  Everything created
 # is removed on exit, interrupted or not.
 #
 # With -R ROUNDS the whole sweep runs ROUNDS times over, and each cell's
@@ -50,7 +50,7 @@ REPS=5,3,2
 CONFIGS=gloo,udp-256,udp-max,xdp-256,xdp-max,ps-256,ps-max
 ROUNDS=1
 RATE=
-SHAPE=ifb
+SHAPE=wire
 WINDOW=
 LIBKV=
 MTU=3500
@@ -75,8 +75,8 @@ usage() {
   -n REPS     timed allreduces per size, one per size ($REPS)
   -c CONFIGS  configurations ($CONFIGS)
   -L RATE     shape every host link to RATE with tbf (tc's units: 1gbit, 500mbit)
-  -S HOW      how: ifb (in each host, the default) or wire (a bridge namespace
-              per host; what the xdp configurations need)
+  -S HOW      how: wire (a bridge namespace per host, the default; what the
+              xdp configurations need) or ifb (in each host)
   -W WINDOW   libesa's window (its default if unset)
   -E SETTINGS more libesa settings for every ESA configuration, e.g.
               "timeout_ms=50 rcvbuf=8388608" (docs/library.md)

@@ -22,10 +22,11 @@
 # Everything created is removed on exit, interrupted or not.
 #
 # With -L RATE every host's link (the PS's too) is shaped to RATE by tbf in
-# both directions, in the host (its egress, and an IFB for what it receives:
-# topo_shape_host), or with -M wire through a bridge namespace per host
-# (topo_shape, twice the kernel's work per packet), and the simulator is
-# told (--link-gbps and --ps-link-gbps, unless given).
+# both directions, through a bridge namespace per host (topo_shape), or with
+# -M ifb in the host (its egress, and an IFB for what it receives:
+# topo_shape_host; measured at 1.9x the bridge's CPU per packet here,
+# docs/evaluation.md), and the simulator is told (--link-gbps and
+# --ps-link-gbps, unless given).
 #
 # -N: the network-bound testbed (preset netbound, docs/evaluation.md): every
 # rank on a host and link of its own, links at 100 Mbit/s with 1 ms of
@@ -52,7 +53,7 @@ POLICIES=esa,atp,switchml
 REPORT=1
 CALIB=0
 RATE=
-SHAPE=ifb
+SHAPE=wire
 NETBOUND=0
 IO=udp
 JCT_MAX_OTHERS=${JCT_MAX_OTHERS:-10}
@@ -73,8 +74,8 @@ usage() {
   -o DIR     where the runs, the report and the plots go ($OUT)
   -P LIST    policies to run ($POLICIES); the report needs all three
   -L RATE    shape every host link to RATE (tc's units: 300mbit, 1gbit)
-  -M HOW     how: ifb (in each host, the default) or wire (a bridge namespace
-             per host)
+  -M HOW     how: wire (a bridge namespace per host, the default) or ifb (in
+             each host: 1.9x wire's CPU per packet on this kind of machine)
   -N         network-bound: preset netbound, links at 100mbit (or -L), 1 ms
              of emulated propagation, every rank its own link, a PS per job
   -I IO      the workers' and esa-ps's transport: udp, xdp or auto ($IO)
@@ -225,6 +226,8 @@ start_ps() {
 		conf=$1/ps-jobs-h$h.conf
 		awk -v ps="10.9.$h.2:" '$1 == "values" || index($0, " ps " ps)' \
 			"$1/ps-jobs.conf" >"$conf"
+		# a run of fewer jobs than PS hosts (the calibration's): no PS
+		grep -q " ps 10.9.$h.2:" "$conf" || continue
 		topo_start_ps $h "$2.h$h" "$1/ps-h$h.err" "$1/ps-hung.txt" -- \
 			-j -s 10.255.0.1 --io $IO --ifname eth0 --sums $JCT_PSSUMS \
 			${JCT_DELAY:+--link-delay-us $JCT_DELAY} -c "$conf" ||

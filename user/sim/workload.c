@@ -123,8 +123,8 @@ int sim_preset(struct sim_params *p, const char *name)
 		 * The testbed made network-bound (user/bench/jct.sh -N): the
 		 * datacenter preset's network with time dilated 1000 times,
 		 * 100 Gbit/s to 100 Mbit/s.  Every host link is shaped to 100
-		 * Mbit/s (tbf with Ethernet's 24 bytes of framing, in the
-		 * host), every rank has its own host and link, each job its
+		 * Mbit/s (tbf, through a bridge namespace per host), every
+		 * rank has its own host and link, each job its
 		 * own PS on its own link; each link's 1 us of propagation
 		 * becomes 1 ms, emulated in the hosts' transport (libesa's
 		 * link_delay_us), on top of the testbed's own latency; the
@@ -133,12 +133,17 @@ int sim_preset(struct sim_params *p, const char *name)
 		 * rate they do not bind (docs/evaluation.md measures the idle
 		 * share of every run).  A pool of 16 slots for about four
 		 * jobs at once, windows of up to 32 chunks (the
-		 * bandwidth-delay product is about 24).
+		 * bandwidth-delay product is about 24).  The link rate, the
+		 * propagation and esa-ps's costs are `make jct-calib
+		 * JCT_CALIB_ARGS=-N`'s (docs/evaluation.md): tbf passes a
+		 * little over its rate, the testbed adds about 100 us.
 		 */
 		sim_preset(p, "testbed");
-		p->link_gbps = 0.1;
-		p->ps_link_gbps = 0.1;
-		p->prop_us = 1000 + 12.4;
+		p->link_gbps = 0.1028;
+		p->ps_link_gbps = 0.1028;
+		p->prop_us = 1110.3;
+		p->ps_mpps = 0.0322;
+		p->ps_copy_cost = 0.47;
 		p->compute_scale = 1000;
 		p->ps_hosts = 0;
 		p->pool = 16;
