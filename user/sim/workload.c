@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * esa_sim: parameters, presets, the seeded job workload and the priority
- * functions.  Nothing here depends on the allocation policy, so every policy
- * runs exactly the same jobs.
+ * functions.  The workload does not depend on the allocation policy, so
+ * every policy runs exactly the same jobs; what a policy gives a job
+ * (switchml's regions, the window) is ruled here once for esa_sim and
+ * esa_jct.
  */
 #include <stdlib.h>
 #include <string.h>
