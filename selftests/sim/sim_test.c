@@ -667,6 +667,40 @@ static void test_lower_bound(void)
 	sim_workload_free(&w);
 }
 
+/*
+ * A switchml worker's window is its region's size from the job's start,
+ * also while the job waits for a region (libesa's window is fixed when
+ * the worker opens; esa_jct sets it from sim_job_window()): asking for a
+ * window of 64 or of the region's 4 runs the same jobs the same way.
+ */
+static void test_switchml_window(void)
+{
+	struct sim_params p;
+	struct sim_workload w;
+	struct sim_result a, b;
+	int rc;
+
+	small(&p);
+	p.pool = 16;
+	p.swml_regions = 4;
+	if (sim_workload_gen(&p, &w)) {
+		ok(0, "switchml window: workload");
+		return;
+	}
+	rc = sim_run(&p, &w, ESA_POLICY_SWITCHML, &a);
+	p.window = 4;
+	rc |= sim_run(&p, &w, ESA_POLICY_SWITCHML, &b);
+	ok(!rc && a.c[ESA_C_NOSLOT] > 0 && a.avg_jct == b.avg_jct &&
+	   a.resends == b.resends && a.c[ESA_C_NOSLOT] == b.c[ESA_C_NOSLOT],
+	   "switchml: a job waiting for a region keeps its region's window "
+	   "(window 64: %.4f ms, %llu to the PS without memory; window 4: %.4f ms, %llu)",
+	   a.avg_jct * 1e3, (unsigned long long)a.c[ESA_C_NOSLOT], b.avg_jct * 1e3,
+	   (unsigned long long)b.c[ESA_C_NOSLOT]);
+	sim_result_free(&a);
+	sim_result_free(&b);
+	sim_workload_free(&w);
+}
+
 static void test_switchml(void)
 {
 	struct sim_params p;
@@ -693,6 +727,7 @@ static void test_switchml(void)
 	   "switchml: one region, jobs without memory go to the PS (%llu) and all complete",
 	   (unsigned long long)r.c[ESA_C_NOSLOT]);
 	sim_result_free(&r);
+	test_switchml_window();
 }
 
 static void test_ageing(void)

@@ -75,9 +75,6 @@ void jct_usage(FILE *f);
 void jct_sim_args(FILE *f, const struct jct_opts *o);
 /* How gradients and compute were scaled, one line per model. */
 void jct_print_scale(FILE *f, const struct sim_params *p);
-/* switchml: number and size of the fixed equal regions, as esa_sim. */
-void jct_regions(const struct sim_params *p, const struct sim_workload *w,
-		 unsigned *nreg, unsigned *regsize);
 
 int jct_run(struct jct_opts *o);
 int jct_report(struct jct_opts *o);

@@ -446,23 +446,3 @@ void jct_print_scale(FILE *f, const struct sim_params *p)
 			sm->compute_ms * p->scale * p->compute_scale);
 	}
 }
-
-/* The same rule as sim.c's sim_setup(). */
-void jct_regions(const struct sim_params *p, const struct sim_workload *w,
-		 unsigned *nreg, unsigned *regsize)
-{
-	double conc = ceil(w->rate * w->mean_ideal_s);
-	unsigned n = p->swml_regions;
-
-	if (!n) {
-		n = p->pool / p->window;
-		if (conc > n)
-			n = conc < p->pool ? (unsigned)conc : p->pool;
-	}
-	if (n > p->pool)
-		n = p->pool;
-	if (!n)
-		n = 1;
-	*nreg = n;
-	*regsize = p->pool / n;
-}

@@ -317,7 +317,7 @@ static void print_header(struct report *R)
 	       R->nr, R->nr > 1 ? "s" : "", o->p.pool, o->p.nvals, o->p.window,
 	       sim_prio_name(o->p.prio), o->p.home);
 	jct_print_scale(stdout, &o->p);
-	jct_regions(&o->p, &R->wls[0], &nreg, &regsize);
+	sim_swml_regions(&o->p, &R->wls[0], &nreg, &regsize);
 	printf("switchml: %u regions of %u slots (max(ceil(load), pool / window)); "
 	       "offered load %.2f jobs at %.3f jobs/s\n", nreg, regsize,
 	       R->wls[0].rate * R->wls[0].mean_ideal_s, R->wls[0].rate);

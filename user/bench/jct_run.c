@@ -191,21 +191,11 @@ static int run_open_switch(const struct jct_opts *o)
 /* Job i of the workload, its window as esa_sim's, its arrival from t0. */
 static void job_init(struct job *j, unsigned i)
 {
-	const struct jct_opts *o = R.o;
-	const struct sim_params *p = &o->p;
-	unsigned home = p->home < p->pool ? p->home : p->pool;
-
 	j->s = &R.wl.job[i];
 	j->id = i;	/* as esa_sim: the same slots for the same chunks */
 	j->n = j->s->nworkers;
-	j->window = p->window;
-	/* A switchml worker's window is at most its region (esa_sim adopts it
-	 * at the next iteration; libesa's is fixed). */
-	if (o->policy == ESA_POLICY_SWITCHML && R.regsize < j->window)
-		j->window = R.regsize;
-	/* ... and so is a home (esa_sim's job_window()) */
-	if (o->policy != ESA_POLICY_SWITCHML && p->home && home < j->window)
-		j->window = home;
+	/* at most its switchml region or home, from the start, as esa_sim's */
+	j->window = sim_job_window(&R.o->p, &R.wl, R.o->policy);
 	j->region = -1;
 	j->t_arr = R.t0 + (double)j->s->arrival / T_S;
 	for (unsigned r = 0; r < j->n; r++) {
@@ -221,7 +211,7 @@ static int run_init_jobs(const struct jct_opts *o)
 	if (!R.job)
 		return -ENOMEM;
 	if (o->policy == ESA_POLICY_SWITCHML) {
-		jct_regions(&o->p, &R.wl, &R.nreg, &R.regsize);
+		sim_swml_regions(&o->p, &R.wl, &R.nreg, &R.regsize);
 		R.reg_owner = calloc(R.nreg, sizeof(*R.reg_owner));
 		R.waitq = calloc(R.wl.njobs, sizeof(*R.waitq));
 		if (!R.reg_owner || !R.waitq)

@@ -217,6 +217,10 @@ int sim_param_ulist(const char *s, unsigned *v, unsigned max, unsigned lo, unsig
 /* workload.c */
 int sim_workload_gen(const struct sim_params *p, struct sim_workload *w);
 void sim_workload_free(struct sim_workload *w);
+void sim_swml_regions(const struct sim_params *p, const struct sim_workload *w,
+		      unsigned *nreg, unsigned *regsize);
+unsigned sim_job_window(const struct sim_params *p, const struct sim_workload *w,
+			int policy);
 uint8_t sim_prio_of(int prio, const struct sim_job_spec *j, uint32_t seq);
 stime_t sim_compute_draw(const struct sim_params *p,
 			 const struct sim_job_spec *j, unsigned rank,

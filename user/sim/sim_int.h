@@ -95,8 +95,6 @@ struct worker {
 	unsigned iter;
 	uint32_t base;		/* first chunk of the current iteration */
 	uint32_t received;	/* results received this iteration */
-	unsigned wcur;		/* window of the current iteration: at most
-				 * the job's switchml region */
 	uint32_t low, next;	/* oldest chunk without a result; next to send:
 				 * in flight while next - low < the window */
 	struct esa_cc cc;	/* the congestion window (esa_cc.h) */

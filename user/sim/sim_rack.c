@@ -13,27 +13,13 @@
  *   two levels, ranks under one leaf: at that leaf alone, as its top;
  *   flat (levels 1): at the spine alone, which the leaves only route to.
  */
-#include <math.h>
 #include <stdlib.h>
 #include "sim_int.h"
 
 /* Switchml: the pool in equal regions, as many as jobs would run at once. */
 static int swml_regions(struct sim *s, struct box *x)
 {
-	const struct sim_params *P = s->P;
-	double conc = ceil(s->W->rate * s->W->mean_ideal_s);
-
-	x->nreg = P->swml_regions;
-	if (!x->nreg) {
-		x->nreg = P->pool / P->window;
-		if (conc > x->nreg)
-			x->nreg = conc < P->pool ? (unsigned)conc : P->pool;
-	}
-	if (x->nreg > P->pool)
-		x->nreg = P->pool;
-	if (!x->nreg)
-		x->nreg = 1;
-	x->regsize = P->pool / x->nreg;
+	sim_swml_regions(s->P, s->W, &x->nreg, &x->regsize);
 	x->reg_owner = calloc(x->nreg, sizeof(*x->reg_owner));
 	x->waitq = calloc(s->W->njobs, sizeof(*x->waitq));
 	return x->reg_owner && x->waitq ? 0 : -1;

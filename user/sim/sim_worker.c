@@ -81,8 +81,7 @@ static void send_chunk(struct sim *s, struct job *j, unsigned rank, uint32_t seq
 /*
  * Send what the window admits, as libesa does: chunk `next` may go while
  * every chunk before next - window has its result; the window is the
- * smaller of the iteration's (switchml: the job's region) and the
- * congestion window (esa_cc.h).
+ * congestion window (esa_cc.h), at most the job's (sim_job_window()).
  */
 static void fill_window(struct sim *s, struct job *j, unsigned rank)
 {
@@ -90,8 +89,6 @@ static void fill_window(struct sim *s, struct job *j, unsigned rank)
 	uint32_t end = w->base + j->spec->chunks;
 	unsigned win = esa_cc_window(&w->cc);
 
-	if (win > w->wcur)
-		win = w->wcur;
 	while (w->next < end && w->next - w->low < win)
 		send_chunk(s, j, rank, w->next++);
 }
@@ -100,27 +97,10 @@ static void fill_window(struct sim *s, struct job *j, unsigned rank)
 /* Workers and jobs                                                    */
 /* ------------------------------------------------------------------ */
 
-/*
- * The window a worker uses for an iteration: its own, or under switchml at
- * most its job's smallest region (a larger window would collide with
- * itself).  It changes only between iterations, when the worker has
- * nothing in flight.
- */
-static unsigned job_window(const struct sim *s, const struct job *j)
-{
-	unsigned w = j->wmax;
-
-	for (unsigned b = 0; b < s->nbox; b++)
-		if (j->at[b].region_size && j->at[b].region_size < w)
-			w = j->at[b].region_size;
-	return w;
-}
-
 void sim_start_iteration(struct sim *s, struct job *j, unsigned rank)
 {
 	struct worker *w = &j->w[rank];
 
-	w->wcur = job_window(s, j);
 	w->base = w->iter * j->spec->chunks;
 	w->low = w->next = w->base;
 	w->received = 0;
@@ -131,8 +111,8 @@ void sim_start_iteration(struct sim *s, struct job *j, unsigned rank)
  * Switchml: the pool is cut into nreg equal regions once; a job takes a free
  * one when it arrives, or waits (its packets go to the PS: no switch memory)
  * until a job's completion frees one.  The control plane writes the region
- * into the job's registration; workers adopt the matching window at their
- * next iteration.
+ * into the job's registration; the workers' window is the region's size
+ * from the job's start (sim_job_window(): libesa's is fixed).
  */
 static int swml_assign(struct sim *s, unsigned b, struct job *j)
 {
@@ -347,6 +327,8 @@ static void job_memory(struct sim *s, struct job *j)
 int sim_job_arrive(struct sim *s, struct job *j)
 {
 	unsigned n = j->spec->nworkers, win = s->P->window;
+	/* the workers' window: at most the job's memory, from the start */
+	unsigned cwin = sim_job_window(s->P, s->W, s->policy);
 	uint32_t ring = 64;
 
 	j->reg.life = ESA_LIFE(sim_job_gen(j) + 1, 0);
@@ -370,7 +352,7 @@ int sim_job_arrive(struct sim *s, struct job *j)
 		w->kept = calloc(4 * win, sizeof(uint32_t));
 		if (!w->win || !w->kept)
 			return -1;
-		esa_cc_init(&w->cc, s->P->window_min ? s->P->window_min : win, win);
+		esa_cc_init(&w->cc, s->P->window_min ? s->P->window_min : cwin, cwin);
 		esa_rto_init(&w->rto, ps_to_ns(s->t0), ps_to_ns(s->tmax));
 		w->last_rx = s->now;
 		sim_push(s, s->now + sim_compute_draw(s->P, j->spec, r, 0),

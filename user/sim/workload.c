@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * esa_sim: parameters, presets, the seeded job workload and the priority
- * functions.  Nothing here depends on the allocation policy, so every policy
- * runs exactly the same jobs.
+ * functions.  The workload does not depend on the allocation policy, so
+ * every policy runs exactly the same jobs; what a policy gives a job
+ * (switchml's regions, the window) is ruled here once for esa_sim and
+ * esa_jct.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -311,4 +313,47 @@ void sim_workload_free(struct sim_workload *w)
 {
 	free(w->job);
 	w->job = NULL;
+}
+
+/*
+ * switchml: the pool cut once into nreg equal regions of regsize slots, as
+ * many as jobs would run at once (--switchml-regions, or max(ceil(offered
+ * load), pool / window)).  esa_sim and esa_jct both size them here.
+ */
+void sim_swml_regions(const struct sim_params *p, const struct sim_workload *w,
+		      unsigned *nreg, unsigned *regsize)
+{
+	double conc = ceil(w->rate * w->mean_ideal_s);
+	unsigned n = p->swml_regions;
+
+	if (!n) {
+		n = p->pool / p->window;
+		if (conc > n)
+			n = conc < p->pool ? (unsigned)conc : p->pool;
+	}
+	if (n > p->pool)
+		n = p->pool;
+	if (!n)
+		n = 1;
+	*nreg = n;
+	*regsize = p->pool / n;
+}
+
+/*
+ * A worker's window for the whole job: --window, at most the job's memory
+ * (a larger window would collide with itself): a switchml region, or a
+ * home.  libesa's window is fixed when the worker opens, so a switchml job
+ * that waits for a region (its packets to the PS) already uses the
+ * region's size.
+ */
+unsigned sim_job_window(const struct sim_params *p, const struct sim_workload *w,
+			int policy)
+{
+	unsigned win = p->window, nreg, mem = 0;
+
+	if (policy == ESA_POLICY_SWITCHML)
+		sim_swml_regions(p, w, &nreg, &mem);
+	else if (p->home)
+		mem = p->home < p->pool ? p->home : p->pool;
+	return mem && mem < win ? mem : win;
 }
