@@ -55,14 +55,18 @@ LIB_CFLAGS	:= -fPIC -fno-math-errno -I$(LIB_DIR) -I$(OUTPUT)
 LIB_LIBS	:= -lm
 XSK_PROG	:= $(OUTPUT)/esa_xsk.bpf.o
 XSK_OBJH	:= $(OUTPUT)/esa_xsk_obj.h
-PS_HDRS		:= $(PS_DIR)/ps.h include/uapi/linux/esa.h include/esa_wire.h include/esa_merge.h \
-		   include/esa_hist.h include/esa_version.h include/esa_cc.h user/common/words.h \
-		   user/common/jobdesc.h user/common/place.h include/esa_maps.h user/common/prom.h \
-		   user/common/httpd.h user/common/sd_notify.h user/common/delayline.h
+PS_HDRS		:= $(PS_DIR)/ps.h $(PS_DIR)/ps_int.h include/uapi/linux/esa.h include/esa_wire.h \
+		   include/esa_merge.h include/esa_hist.h include/esa_version.h include/esa_cc.h \
+		   user/common/words.h user/common/jobdesc.h user/common/place.h include/esa_maps.h \
+		   user/common/prom.h user/common/httpd.h user/common/sd_notify.h \
+		   user/common/delayline.h
 # The one job-description parser of user/common, built here for esa-ps
 # without the switch's skeletons (esactl's copy is in COMMON).
 JOBDESC_OBJ	:= $(LIB_OUT)/jobdesc.o
-PS_CORE_OBJ	:= $(LIB_OUT)/ps_core.o $(LIB_OUT)/ps_metrics.o
+# The PS by concern (ps_int.h says which file owns what): the rules, the
+# counters, the jobs, sending, what a job keeps; Prometheus's format.
+PS_CORE_OBJ	:= $(addprefix $(LIB_OUT)/,ps_core.o ps_stats.o ps_jobs.o ps_send.o ps_store.o \
+		   ps_metrics.o)
 PS_OBJ		:= $(PS_CORE_OBJ) $(JOBDESC_OBJ)
 ESA_PS		:= $(OUTPUT)/esa-ps
 ESA_JOBS	:= $(OUTPUT)/esa-jobs

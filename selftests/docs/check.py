@@ -5,7 +5,7 @@
 The documented counter names, flags, defaults, sizes, pins, versions and
 links of README.md, esactl.8 and docs/*.md, each compared with the one
 place in the code that defines it: the switch's counter table
-(user/common/names.c), the PS's (user/ps/ps_core.c), libesa's stats
+(user/common/names.c), the PS's (user/ps/ps_stats.c), libesa's stats
 (user/lib/esa.h) and the Python package's view of them, the UAPI header,
 the loader's pins, `esactl prog load`'s defaults as a program loaded
 without arguments shows them (DEFAULTS.json: `esactl -j prog show`),
@@ -46,7 +46,7 @@ def c_define(path, name):
 
 
 SWITCH = c_table("user/common/names.c", "esa_counter_names")
-PS = c_table("user/ps/ps_core.c", "ps_counter_names")
+PS = c_table("user/ps/ps_stats.c", "ps_counter_names")
 STATS = re.findall(r"^\s*uint64_t\s+(\w+);",
                    read("user/lib/esa.h").split("struct esa_stats {", 1)[1]
                    .split("};", 1)[0], re.M)
