@@ -130,11 +130,21 @@ $(LIB_OUT)/ps_agent.o: $(PS_DIR)/ps_agent.c $(PS_DIR)/ps_agent.h $(PS_HDRS) $(AG
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -c $< -o $@
 
-$(ESA_PS): $(PS_DIR)/esa_ps.c $(PS_OBJ) $(LIB_OUT)/ps_agent.o $(AGENTMSG_OBJ) $(XSK_OBJS) \
-		$(PS_HDRS) $(PS_DIR)/ps_agent.h $(LIB_DIR)/xsk.h | $(OUTPUT)
+# The daemon by concern (ps_daemon.h says which file owns what): main and
+# the loop, reload, the transport, AF_XDP, the sockets, the delay line, the
+# options.
+PSD_SRCS	:= $(addprefix $(PS_DIR)/,esa_ps.c ps_reload.c ps_io.c ps_xdp.c ps_sock.c ps_delay.c \
+		   ps_opts.c)
+PSD_OBJS	:= $(PSD_SRCS:$(PS_DIR)/%.c=$(LIB_OUT)/psd_%.o)
+
+$(PSD_OBJS): $(LIB_OUT)/psd_%.o: $(PS_DIR)/%.c $(PS_HDRS) $(PS_DIR)/ps_daemon.h $(PS_DIR)/ps_agent.h \
+		$(AGENTMSG_HDRS) $(LIB_DIR)/xsk.h | $(LIB_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -I$(LIB_DIR) -c $< -o $@
+
+$(ESA_PS): $(PSD_OBJS) $(PS_OBJ) $(LIB_OUT)/ps_agent.o $(AGENTMSG_OBJ) $(XSK_OBJS) | $(OUTPUT)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -I$(LIB_DIR) $< $(PS_OBJ) $(LIB_OUT)/ps_agent.o $(AGENTMSG_OBJ) \
-		$(XSK_OBJS) -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) $^ -lpthread -o $@
 
 $(ESA_JOBS): $(JOBS_DIR)/esa_jobs.c $(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)
 	$(call msg,CCLD,$@)
