@@ -70,6 +70,10 @@ PS_CORE_OBJ	:= $(addprefix $(LIB_OUT)/,ps_core.o ps_stats.o ps_jobs.o ps_send.o 
 PS_OBJ		:= $(PS_CORE_OBJ) $(JOBDESC_OBJ)
 ESA_PS		:= $(OUTPUT)/esa-ps
 ESA_JOBS	:= $(OUTPUT)/esa-jobs
+# esa-jobs by concern (jobs.h says which file owns what): main, the report,
+# a worker's thread, the tensors and their checks, the options and jobs.
+JOBS_SRCS	:= $(addprefix $(JOBS_DIR)/,esa_jobs.c jobs_report.c jobs_worker.c jobs_tensor.c \
+		   jobs_args.c)
 HOSTS_TESTS	:= $(OUTPUT)/selftests/hosts/lib_test $(OUTPUT)/selftests/hosts/ps_test \
 		   $(OUTPUT)/selftests/hosts/xsk_test $(OUTPUT)/selftests/hosts/jobdesc_test
 HOSTS_BENCH	:= $(OUTPUT)/selftests/hosts/lib_bench
@@ -146,9 +150,9 @@ $(ESA_PS): $(PSD_OBJS) $(PS_OBJ) $(LIB_OUT)/ps_agent.o $(AGENTMSG_OBJ) $(XSK_OBJ
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lpthread -o $@
 
-$(ESA_JOBS): $(JOBS_DIR)/esa_jobs.c $(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)
+$(ESA_JOBS): $(JOBS_SRCS) $(JOBS_DIR)/jobs.h $(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) $< $(LIBESA_A) $(LIB_LIBS) -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) $(JOBS_SRCS) $(LIBESA_A) $(LIB_LIBS) -lpthread -o $@
 
 $(OUTPUT)/selftests/hosts/lib_test: $(HOSTS_TEST_DIR)/lib_test.c $(HOSTS_TEST_DIR)/simswitch.h selftests/tap.h \
 		$(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)/selftests/hosts
