@@ -57,9 +57,9 @@ XSK_PROG	:= $(OUTPUT)/esa_xsk.bpf.o
 XSK_OBJH	:= $(OUTPUT)/esa_xsk_obj.h
 PS_HDRS		:= $(PS_DIR)/ps.h $(PS_DIR)/ps_int.h include/uapi/linux/esa.h include/esa_wire.h \
 		   include/esa_merge.h include/esa_hist.h include/esa_version.h include/esa_cc.h \
-		   user/common/words.h user/common/jobdesc.h user/common/place.h include/esa_maps.h \
-		   user/common/prom.h user/common/httpd.h user/common/sd_notify.h \
-		   user/common/delayline.h
+		   user/common/words.h user/common/jobdesc.h user/common/place.h \
+		   include/esa_maps.h user/common/prom.h user/common/httpd.h \
+		   user/common/sd_notify.h user/common/delayline.h user/common/daemon.h
 # The one job-description parser of user/common, built here for esa-ps
 # without the switch's skeletons (esactl's copy is in COMMON).
 JOBDESC_OBJ	:= $(LIB_OUT)/jobdesc.o
@@ -137,20 +137,22 @@ $(LIB_OUT)/ps_agent.o: $(PS_DIR)/ps_agent.c $(PS_DIR)/ps_agent.h $(PS_HDRS) $(AG
 # The daemon by concern (ps_daemon.h says which file owns what): main and
 # the loop, reload, the transport, AF_XDP, the sockets, the delay line, the
 # options.
-PSD_SRCS	:= $(addprefix $(PS_DIR)/,esa_ps.c ps_reload.c ps_io.c ps_xdp.c ps_sock.c ps_delay.c \
-		   ps_opts.c)
+PSD_SRCS	:= $(addprefix $(PS_DIR)/,esa_ps.c ps_reload.c ps_io.c ps_xdp.c ps_sock.c \
+		   ps_delay.c ps_opts.c)
 PSD_OBJS	:= $(PSD_SRCS:$(PS_DIR)/%.c=$(LIB_OUT)/psd_%.o)
 
-$(PSD_OBJS): $(LIB_OUT)/psd_%.o: $(PS_DIR)/%.c $(PS_HDRS) $(PS_DIR)/ps_daemon.h $(PS_DIR)/ps_agent.h \
-		$(AGENTMSG_HDRS) $(LIB_DIR)/xsk.h | $(LIB_OUT)
+$(PSD_OBJS): $(LIB_OUT)/psd_%.o: $(PS_DIR)/%.c $(PS_HDRS) $(PS_DIR)/ps_daemon.h \
+		$(PS_DIR)/ps_agent.h $(AGENTMSG_HDRS) $(LIB_DIR)/xsk.h | $(LIB_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -I$(LIB_DIR) -c $< -o $@
 
-$(ESA_PS): $(PSD_OBJS) $(PS_OBJ) $(LIB_OUT)/ps_agent.o $(AGENTMSG_OBJ) $(XSK_OBJS) | $(OUTPUT)
+$(ESA_PS): $(PSD_OBJS) $(PS_OBJ) $(LIB_OUT)/ps_agent.o $(AGENTMSG_OBJ) $(DAEMON_OBJ) $(XSK_OBJS) \
+		| $(OUTPUT)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lpthread -o $@
 
-$(ESA_JOBS): $(JOBS_SRCS) $(JOBS_DIR)/jobs.h $(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)
+$(ESA_JOBS): $(JOBS_SRCS) $(JOBS_DIR)/jobs.h user/common/daemon.h $(LIBESA_A) $(LIB_HDRS) \
+		| $(OUTPUT)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) $(JOBS_SRCS) $(LIBESA_A) $(LIB_LIBS) -lpthread -o $@
 

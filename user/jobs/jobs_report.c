@@ -13,6 +13,7 @@
 
 #include "jobs.h"
 #include "prom.h"
+#include "daemon.h"
 
 static void progress_line(bool final)
 {
@@ -90,49 +91,51 @@ static const char *json_safe(char *s)
 	return s;
 }
 
+/* The workers' counters -j reports per job, summed over its workers here. */
+#define STAT(f)	{ #f, offsetof(struct esa_stats, f) }
+static const struct {
+	const char *name;
+	size_t	off;
+} json_stats[] = {
+	STAT(tx_packets), STAT(tx_resends), STAT(rx_results), STAT(rx_from_ps),
+	STAT(rx_duplicates), STAT(overflows), STAT(redos), STAT(scale_chunks),
+	STAT(fetch_answered), STAT(rx_invalid), STAT(rx_untrusted), STAT(fetch_refused),
+	STAT(icmp_errors), STAT(io_xdp), STAT(xdp_drops),
+};
+#define N_JSON_STATS	(sizeof(json_stats) / sizeof(json_stats[0]))
+
+static void report_json(struct job *j, bool first)
+{
+	const char *names[N_JSON_STATS];
+	uint64_t v[N_JSON_STATS];
+	double comm = 0, jct = j->t_end - j->t0;
+	uint64_t rtt = SUM(j, rtt_us_sum), rs = SUM(j, rtt_samples);
+
+	for (int r = 0; r < j->n; r++)
+		if (j->w[r]->mine && j->w[r]->comm > comm)
+			comm = j->w[r]->comm;
+	for (size_t i = 0; i < N_JSON_STATS; i++) {
+		names[i] = json_stats[i].name;
+		v[i] = sum_stat(j, json_stats[i].off);
+	}
+	printf("%s{\"job\":%d,\"workers\":%d,\"elems\":%zu,\"iters\":%d,"
+	       "\"stopped\":%s,\"dtype\":\"%s\",\"ok\":%s,\"error\":\"%s\","
+	       "\"jct_s\":%.4f,\"comm_s\":%.4f,\"goodput_gbps\":%.4f,\"worst_error_ratio\":%.4f,",
+	       first ? "" : ",", j->id, j->n, j->elems, iters_run(j),
+	       iters_run(j) < j->iters ? "true" : "false",
+	       j->dtype == ESA_INT32 ? "i32" : "f32", j->rc ? "false" : "true",
+	       json_safe(j->err), jct, comm,
+	       comm > 0 ? j->elems * 4.0 * 8 * iters_run(j) / comm / 1e9 : 0, j->worst);
+	esa_print_counters(stdout, names, v, N_JSON_STATS, ESA_CTR_JSON);
+	printf(",\"rtt_us\":%.1f}", rs ? (double)rtt / rs : 0);
+}
+
 void report(void)
 {
 	if (g_json) {
 		printf("{\"jobs\":[");
-		for (int k = 0; k < njobs; k++) {
-			struct job *j = &jobs[k];
-			double comm = 0, jct = j->t_end - j->t0;
-			uint64_t rtt = SUM(j, rtt_us_sum), rs = SUM(j, rtt_samples);
-
-			for (int r = 0; r < j->n; r++)
-				if (j->w[r]->mine && j->w[r]->comm > comm)
-					comm = j->w[r]->comm;
-			printf("%s{\"job\":%d,\"workers\":%d,\"elems\":%zu,\"iters\":%d,"
-			       "\"stopped\":%s,\"dtype\":\"%s\",\"ok\":%s,\"error\":\"%s\","
-			       "\"jct_s\":%.4f,\"comm_s\":%.4f,\"goodput_gbps\":%.4f,\"worst_error_ratio\":%.4f,"
-			       "\"tx_packets\":%llu,\"tx_resends\":%llu,\"rx_results\":%llu,"
-			       "\"rx_from_ps\":%llu,\"rx_duplicates\":%llu,\"overflows\":%llu,"
-			       "\"redos\":%llu,\"scale_chunks\":%llu,\"fetch_answered\":%llu,"
-			       "\"rx_invalid\":%llu,\"rx_untrusted\":%llu,\"fetch_refused\":%llu,"
-			       "\"icmp_errors\":%llu,\"io_xdp\":%llu,\"xdp_drops\":%llu,"
-			       "\"rtt_us\":%.1f}",
-			       k ? "," : "", j->id, j->n, j->elems, iters_run(j),
-			       iters_run(j) < j->iters ? "true" : "false",
-			       j->dtype == ESA_INT32 ? "i32" : "f32", j->rc ? "false" : "true",
-			       json_safe(j->err), jct, comm,
-			       comm > 0 ? j->elems * 4.0 * 8 * iters_run(j) / comm / 1e9 : 0,
-			       j->worst,
-			       (unsigned long long)SUM(j, tx_packets),
-			       (unsigned long long)SUM(j, tx_resends),
-			       (unsigned long long)SUM(j, rx_results),
-			       (unsigned long long)SUM(j, rx_from_ps),
-			       (unsigned long long)SUM(j, rx_duplicates),
-			       (unsigned long long)SUM(j, overflows),
-			       (unsigned long long)SUM(j, redos),
-			       (unsigned long long)SUM(j, scale_chunks),
-			       (unsigned long long)SUM(j, fetch_answered),
-			       (unsigned long long)SUM(j, rx_invalid),
-			       (unsigned long long)SUM(j, rx_untrusted),
-			       (unsigned long long)SUM(j, fetch_refused),
-			       (unsigned long long)SUM(j, icmp_errors),
-			       (unsigned long long)SUM(j, io_xdp), (unsigned long long)SUM(j, xdp_drops),
-			       rs ? (double)rtt / rs : 0);
-		}
+		for (int k = 0; k < njobs; k++)
+			report_json(&jobs[k], !k);
 		printf("]}\n");
 		return;
 	}

@@ -21,52 +21,24 @@
  */
 #include <errno.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ps_daemon.h"
 #include "ps_agent.h"
 #include "xsk.h"
-#include "esa_version.h"
 #include "httpd.h"
 #include "prom.h"
 #include "sd_notify.h"
-
-volatile sig_atomic_t want_stats, want_exit, want_reload;
-
-static void on_signal(int sig)
-{
-	if (sig == SIGUSR1)
-		want_stats = 1;
-	else if (sig == SIGHUP)
-		want_reload = 1;
-	else
-		want_exit = 1;
-}
 
 /* esa-ps's own lines beside the PS's counters (ps_metrics.c). */
 static struct esa_httpd httpd = { .lfd = -1 };
 
 static int write_metrics(FILE *f, void *arg)
 {
-	char lab[64] = "", wire[8];
-
 	ps_print_prom(arg, f);
-	prom_head(f, "esa_ps_reloads_total", "counter", "Reloads (SIGHUP), by result");
-	prom_u64(f, "esa_ps_reloads_total", "result=\"ok\"", reloads);
-	prom_u64(f, "esa_ps_reloads_total", "result=\"failed\"", reload_failures);
-	prom_head(f, "esa_ps_scrapes_total", "counter", "Answers to GET /metrics");
-	prom_u64(f, "esa_ps_scrapes_total", NULL, httpd.served + 1);	/* this one too */
-	prom_head(f, "esa_ps_scrape_errors_total", "counter",
-		  "Metrics connections closed without an answer: too many, bad or slow "
-		  "requests, other paths");
-	prom_u64(f, "esa_ps_scrape_errors_total", NULL, httpd.errors);
-	prom_head(f, "esa_ps_build_info", "gauge", "esa-ps's release and wire protocol");
-	prom_label(lab, sizeof(lab), "version", ESA_RELEASE);
-	snprintf(wire, sizeof(wire), "%d", ESA_VERSION);
-	prom_label(lab, sizeof(lab), "wire", wire);
-	prom_u64(f, "esa_ps_build_info", lab, 1);
+	/* the scrapes: this one too */
+	esa_prom_daemon(f, "ps", prog, reloads, reload_failures, httpd.served + 1, httpd.errors);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -78,7 +50,7 @@ static void serve(struct ps *ps, const struct opts *o, int argc, char **argv,
 
 	if (o->interval)
 		next_stats = now_ns() + o->interval * 1000000000ULL;
-	while (!want_exit) {
+	while (!esa_want.exit) {
 		/* rebuilt each turn: a reload changes the sockets, connections come and go */
 		int n = 0, xi, hi, rc;
 
@@ -105,12 +77,12 @@ static void serve(struct ps *ps, const struct opts *o, int argc, char **argv,
 		if (pa)
 			ps_agent_step(pa, ps, now_ns());
 		esa_httpd_step(&httpd, pfd + hi, n - hi, now_ns(), write_metrics, ps);
-		if (want_reload) {
-			want_reload = 0;
+		if (esa_want.reload) {
+			esa_want.reload = 0;
 			reload(ps, o, argc, argv);
 		}
-		if (want_stats) {
-			want_stats = 0;
+		if (esa_want.stats) {
+			esa_want.stats = 0;
 			ps_print_stats(ps, stdout, o->json);
 		}
 		if (o->interval && now_ns() >= next_stats) {
@@ -124,7 +96,6 @@ int main(int argc, char **argv)
 {
 	struct ps_agent *pa = NULL;
 	struct ps_job_cfg jobs[256];
-	struct sigaction sa = { 0 };
 	struct opts o = { 0 };
 	char err[256], io[200] = "udp";
 	struct ps *ps;
@@ -161,12 +132,7 @@ int main(int argc, char **argv)
 	}
 	if (o.metrics && esa_httpd_open(&httpd, o.metrics, err, sizeof(err)))
 		die("%s", err);
-	sa.sa_handler = on_signal;
-	sigaction(SIGUSR1, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	esa_daemon_signals();
 	rx_init();
 	if (!o.quiet)
 		fprintf(stderr, "%s: serving %d job%s on %d address%s, %d values, cache %u, "

@@ -3,7 +3,7 @@
  * esa-ps, the daemon around the PS (ps.h): what its files share.  Top down,
  * each calling only those below it:
  *
- *   esa_ps.c     main(), the loop (serve()), the signals' requests, /metrics
+ *   esa_ps.c     main(), the loop (serve()), /metrics
  *   ps_reload.c  the jobs of the file and the command line, again on SIGHUP
  *                (given[], reloads, reload_failures)
  *   ps_io.c      the transport: tx(), what the sockets receive, the delay
@@ -20,7 +20,6 @@
 #define ESA_PS_DAEMON_H
 
 #include <setjmp.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -28,6 +27,7 @@
 
 #include "ps.h"
 #include "delayline.h"
+#include "daemon.h"
 
 #define BATCH		64
 #define MAX_SOCKS	64
@@ -43,8 +43,6 @@ static inline uint64_t now_ns(void)
 
 struct esa_xsk;
 
-/* esa_ps.c: what the signals asked for */
-extern volatile sig_atomic_t want_stats, want_exit, want_reload;
 
 /* ------------------------------------------------------------------ */
 /* ps_opts.c                                                           */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ps_int.h"
+#include "daemon.h"
 
 const char *const ps_counter_names[__PS_C_MAX] = {
 	[PS_C_RX]		= "rx",
@@ -106,17 +107,8 @@ int ps_lookup(const struct ps *ps, int i, uint32_t seq, int32_t *vals, uint8_t *
 
 static void print_row(FILE *f, const uint64_t *c, bool json)
 {
-	bool first = true;
-
-	for (int k = 0; k < __PS_C_MAX; k++) {
-		if (json) {
-			fprintf(f, "%s\"%s\":%llu", first ? "" : ",", ps_counter_names[k],
-				(unsigned long long)c[k]);
-		} else if (c[k]) {
-			fprintf(f, " %s %llu", ps_counter_names[k], (unsigned long long)c[k]);
-		}
-		first = false;
-	}
+	esa_print_counters(f, ps_counter_names, c, __PS_C_MAX,
+			   json ? ESA_CTR_JSON : ESA_CTR_NONZERO);
 }
 
 void ps_print_stats(const struct ps *ps, FILE *f, bool json)

@@ -29,7 +29,7 @@ void xs_flush(struct ps *ps)
 {
 	int done = 0, waits = 0;
 
-	while (done < xs_npend && !want_exit) {
+	while (done < xs_npend && !esa_want.exit) {
 		int k = esa_xsk_send(xs, xs_pend + done, xs_npend - done);
 
 		if (k < 0)
