@@ -29,10 +29,13 @@ BPF_OBJS := $(OUTPUT)/esa.bpf.o $(OUTPUT)/esa_bench.bpf.o $(OUTPUT)/esa_pass.bpf
 	    $(OUTPUT)/esa_deliver_bench.bpf.o
 SKELS	 := $(OUTPUT)/esa.skel.h $(OUTPUT)/esa_kfunc.skel.h $(OUTPUT)/esa_bench.skel.h \
 	    $(OUTPUT)/esa_deliver_bench.skel.h
+# esa.ko's netlink client (esa_nl_int.h says which file owns what).
+NL_OBJS	 := $(OUTPUT)/common/esa_nl.o $(OUTPUT)/common/esa_nl_jobs.o \
+	    $(OUTPUT)/common/esa_nl_events.o
 COMMON	 := $(OUTPUT)/common/loader.o $(OUTPUT)/common/jobs.o $(OUTPUT)/common/ports.o \
 	    $(OUTPUT)/common/deliver.o $(OUTPUT)/common/route.o \
 	    $(OUTPUT)/common/util.o $(OUTPUT)/common/print.o $(OUTPUT)/common/names.o \
-	    $(OUTPUT)/common/esa_nl.o $(OUTPUT)/common/registry.o $(OUTPUT)/common/jobdesc.o
+	    $(NL_OBJS) $(OUTPUT)/common/registry.o $(OUTPUT)/common/jobdesc.o
 # Every header, for the rules of mk/*.mk that have no dependency files.
 # The rules here get each object's own headers from the compiler instead
 # (DEPFLAGS, the .d files below).

@@ -13,6 +13,9 @@ AGENT_UNIT	:= $(OUTPUT)/selftests/agent/agent_unit
 # (mk/hosts.mk): built without the switch's skeletons.
 AGENTMSG_OBJ	:= $(OUTPUT)/obj/agent/agentmsg.o $(OUTPUT)/obj/agent/sha256.o
 AGENTMSG_HDRS	:= user/common/agentmsg.h user/common/sha256.h user/common/words.h
+# What the daemons share (user/common/daemon.c): signals, /metrics's end.
+DAEMON_OBJ	:= $(OUTPUT)/obj/agent/daemon.o
+DAEMON_HDRS	:= user/common/daemon.h user/common/prom.h include/esa_version.h
 
 ALL_EXTRA	+= $(ESA_AGENT) $(AGENT_UNIT)
 CLEAN_EXTRA	+= agent-clean
@@ -31,7 +34,11 @@ $(AGENTMSG_OBJ): $(OUTPUT)/obj/agent/%.o: user/common/%.c $(AGENTMSG_HDRS) | $(O
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(ESA_AGENT): $(AGENT_OBJS) $(AGENTMSG_OBJ) $(COMMON) | $(OUTPUT)
+$(DAEMON_OBJ): user/common/daemon.c $(DAEMON_HDRS) | $(OUTPUT)/obj/agent
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(ESA_AGENT): $(AGENT_OBJS) $(AGENTMSG_OBJ) $(DAEMON_OBJ) $(COMMON) | $(OUTPUT)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 

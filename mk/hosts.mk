@@ -55,17 +55,25 @@ LIB_CFLAGS	:= -fPIC -fno-math-errno -I$(LIB_DIR) -I$(OUTPUT)
 LIB_LIBS	:= -lm
 XSK_PROG	:= $(OUTPUT)/esa_xsk.bpf.o
 XSK_OBJH	:= $(OUTPUT)/esa_xsk_obj.h
-PS_HDRS		:= $(PS_DIR)/ps.h include/uapi/linux/esa.h include/esa_wire.h include/esa_merge.h \
-		   include/esa_hist.h include/esa_version.h include/esa_cc.h user/common/words.h \
-		   user/common/jobdesc.h user/common/place.h include/esa_maps.h user/common/prom.h \
-		   user/common/httpd.h user/common/sd_notify.h user/common/delayline.h
+PS_HDRS		:= $(PS_DIR)/ps.h $(PS_DIR)/ps_int.h include/uapi/linux/esa.h include/esa_wire.h \
+		   include/esa_merge.h include/esa_hist.h include/esa_version.h include/esa_cc.h \
+		   user/common/words.h user/common/jobdesc.h user/common/place.h \
+		   include/esa_maps.h user/common/prom.h user/common/httpd.h \
+		   user/common/sd_notify.h user/common/delayline.h user/common/daemon.h
 # The one job-description parser of user/common, built here for esa-ps
 # without the switch's skeletons (esactl's copy is in COMMON).
 JOBDESC_OBJ	:= $(LIB_OUT)/jobdesc.o
-PS_CORE_OBJ	:= $(LIB_OUT)/ps_core.o $(LIB_OUT)/ps_metrics.o
+# The PS by concern (ps_int.h says which file owns what): the rules, the
+# counters, the jobs, sending, what a job keeps; Prometheus's format.
+PS_CORE_OBJ	:= $(addprefix $(LIB_OUT)/,ps_core.o ps_stats.o ps_jobs.o ps_send.o ps_store.o \
+		   ps_metrics.o)
 PS_OBJ		:= $(PS_CORE_OBJ) $(JOBDESC_OBJ)
 ESA_PS		:= $(OUTPUT)/esa-ps
 ESA_JOBS	:= $(OUTPUT)/esa-jobs
+# esa-jobs by concern (jobs.h says which file owns what): main, the report,
+# a worker's thread, the tensors and their checks, the options and jobs.
+JOBS_SRCS	:= $(addprefix $(JOBS_DIR)/,esa_jobs.c jobs_report.c jobs_worker.c jobs_tensor.c \
+		   jobs_args.c)
 HOSTS_TESTS	:= $(OUTPUT)/selftests/hosts/lib_test $(OUTPUT)/selftests/hosts/ps_test \
 		   $(OUTPUT)/selftests/hosts/xsk_test $(OUTPUT)/selftests/hosts/jobdesc_test
 HOSTS_BENCH	:= $(OUTPUT)/selftests/hosts/lib_bench
@@ -126,15 +134,27 @@ $(LIB_OUT)/ps_agent.o: $(PS_DIR)/ps_agent.c $(PS_DIR)/ps_agent.h $(PS_HDRS) $(AG
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -c $< -o $@
 
-$(ESA_PS): $(PS_DIR)/esa_ps.c $(PS_OBJ) $(LIB_OUT)/ps_agent.o $(AGENTMSG_OBJ) $(XSK_OBJS) \
-		$(PS_HDRS) $(PS_DIR)/ps_agent.h $(LIB_DIR)/xsk.h | $(OUTPUT)
-	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -I$(LIB_DIR) $< $(PS_OBJ) $(LIB_OUT)/ps_agent.o $(AGENTMSG_OBJ) \
-		$(XSK_OBJS) -lpthread -o $@
+# The daemon by concern (ps_daemon.h says which file owns what): main and
+# the loop, reload, the transport, AF_XDP, the sockets, the delay line, the
+# options.
+PSD_SRCS	:= $(addprefix $(PS_DIR)/,esa_ps.c ps_reload.c ps_io.c ps_xdp.c ps_sock.c \
+		   ps_delay.c ps_opts.c)
+PSD_OBJS	:= $(PSD_SRCS:$(PS_DIR)/%.c=$(LIB_OUT)/psd_%.o)
 
-$(ESA_JOBS): $(JOBS_DIR)/esa_jobs.c $(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)
+$(PSD_OBJS): $(LIB_OUT)/psd_%.o: $(PS_DIR)/%.c $(PS_HDRS) $(PS_DIR)/ps_daemon.h \
+		$(PS_DIR)/ps_agent.h $(AGENTMSG_HDRS) $(LIB_DIR)/xsk.h | $(LIB_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(PS_DIR) -I$(LIB_DIR) -c $< -o $@
+
+$(ESA_PS): $(PSD_OBJS) $(PS_OBJ) $(LIB_OUT)/ps_agent.o $(AGENTMSG_OBJ) $(DAEMON_OBJ) $(XSK_OBJS) \
+		| $(OUTPUT)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) $< $(LIBESA_A) $(LIB_LIBS) -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) $^ -lpthread -o $@
+
+$(ESA_JOBS): $(JOBS_SRCS) $(JOBS_DIR)/jobs.h user/common/daemon.h $(LIBESA_A) $(LIB_HDRS) \
+		| $(OUTPUT)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) $(JOBS_SRCS) $(LIBESA_A) $(LIB_LIBS) -lpthread -o $@
 
 $(OUTPUT)/selftests/hosts/lib_test: $(HOSTS_TEST_DIR)/lib_test.c $(HOSTS_TEST_DIR)/simswitch.h selftests/tap.h \
 		$(LIBESA_A) $(LIB_HDRS) | $(OUTPUT)/selftests/hosts

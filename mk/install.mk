@@ -71,10 +71,11 @@ INSTALL_LINKS := $(LIBDIR)/$(LIBESA_SONAME):$(notdir $(LIBESA_REAL)) \
 
 # esa-jobs as a Debian package ships it: on the shared libesa (libesa.so.2,
 # no rpath), where build/esa-jobs, for the tests, has it built in.
-$(ESA_JOBS_SHARED): $(JOBS_DIR)/esa_jobs.c $(LIBESA_SO) $(LIB_HDRS) | $(OUTPUT)
+$(ESA_JOBS_SHARED): $(JOBS_SRCS) $(JOBS_DIR)/jobs.h user/common/daemon.h $(LIBESA_SO) $(LIB_HDRS) \
+		| $(OUTPUT)
 	$(call msg,CCLD,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) $< -L$(OUTPUT) -lesa $(LIB_LIBS) -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) -I$(LIB_DIR) $(JOBS_SRCS) -L$(OUTPUT) -lesa $(LIB_LIBS) -lpthread -o $@
 
 # The paths are install's: regenerated when they change (a FORCE and a
 # compare keep it from rebuilding when they do not).

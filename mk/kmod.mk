@@ -37,10 +37,10 @@ VM_SERIES	?= 6.1 6.12
 VM_BIN		:= $(OUTPUT)/vm/bin
 VM_TESTS	:= $(VM_BIN)/esa_nl_test $(VM_BIN)/esa_kfunc_test \
 		   $(VM_BIN)/esa_unload_test $(VM_BIN)/esa_kmod_stress
-# $(sort): once, whether or not COMMON has esa_nl.o already.
-VM_LIBS		:= $(sort $(OUTPUT)/common/esa_nl.o $(COMMON))
+# $(sort): once, whether or not COMMON has the netlink client already.
+VM_LIBS		:= $(sort $(NL_OBJS) $(COMMON))
 
-ALL_EXTRA	+= $(OUTPUT)/esa_kfunc.bpf.o $(OUTPUT)/common/esa_nl.o
+ALL_EXTRA	+= $(OUTPUT)/esa_kfunc.bpf.o $(NL_OBJS)
 CLEAN_EXTRA	+= kmod-clean
 
 .PHONY: kmod-dkms-src kmod kmod-clean kmod-debian kmod-checkpatch bpf-checkpatch kmod-spec-check vmtest \

@@ -5,12 +5,13 @@
 The documented counter names, flags, defaults, sizes, pins, versions and
 links of README.md, esactl.8 and docs/*.md, each compared with the one
 place in the code that defines it: the switch's counter table
-(user/common/names.c), the PS's (user/ps/ps_core.c), libesa's stats
+(user/common/names.c), the PS's (user/ps/ps_stats.c), libesa's stats
 (user/lib/esa.h) and the Python package's view of them, the UAPI header,
 the loader's pins, `esactl prog load`'s defaults as a program loaded
 without arguments shows them (DEFAULTS.json: `esactl -j prog show`),
-`esactl prog help`, `esa-ps --help`.  One TAP line per check (no plan);
-status 1 if any failed.  Run by suite 05-esactl.
+`esactl prog help`, `esa-ps --help`; and docs/architecture.md's map: its
+files exist, its functions too, each in the file named beside it.  One TAP
+line per check (no plan); status 1 if any failed.  Run by suite 05-esactl.
 """
 import json
 import os
@@ -46,7 +47,7 @@ def c_define(path, name):
 
 
 SWITCH = c_table("user/common/names.c", "esa_counter_names")
-PS = c_table("user/ps/ps_core.c", "ps_counter_names")
+PS = c_table("user/ps/ps_stats.c", "ps_counter_names")
 STATS = re.findall(r"^\s*uint64_t\s+(\w+);",
                    read("user/lib/esa.h").split("struct esa_stats {", 1)[1]
                    .split("};", 1)[0], re.M)
@@ -269,4 +270,51 @@ for path in md_docs():
             bad.append("%s -> %s#%s" % (path, target, anchor))
 tap(not bad, "every link to a section of a document finds that section",
     ", ".join(bad))
+
+# ------------------------------------------------------------------ #
+# docs/architecture.md: the map's files and functions                 #
+# ------------------------------------------------------------------ #
+
+SRC_EXT = (".c", ".h", ".sh", ".py", ".mk", ".md", ".yaml", ".map", ".json",
+           ".service", ".conf", ".8", ".3", ".1")
+
+
+def tree_files():
+    """The tree's files (not build/ nor .git/), as paths from TOP."""
+    out = []
+    for d, dirs, files in os.walk(TOP):
+        rel = os.path.relpath(d, TOP)
+        dirs[:] = [x for x in dirs if not x.startswith(".") and
+                   not (rel == "." and x == "build")]
+        out += [os.path.normpath(os.path.join(rel, f)) for f in files]
+    return out
+
+
+FILES = tree_files()
+BASENAMES = {os.path.basename(f) for f in FILES}
+SOURCES = {f: read(f) for f in FILES if f.endswith((".c", ".h", ".py"))}
+arch = read("docs/architecture.md")
+names = set(re.findall(r"`([\w./*-]+)`", arch))
+bad = []
+for n in sorted(names):
+    if "*" in n or not n.endswith(SRC_EXT) or n.startswith("."):
+        continue
+    if "/" in n and not os.path.exists(os.path.join(TOP, n)):
+        bad.append(n)
+    elif "/" not in n and n not in BASENAMES:
+        bad.append(n)
+tap(not bad, "every file docs/architecture.md names exists", ", ".join(bad))
+
+# "`f()` (`path`" or "`f()` in `path`": f is in that file; any other
+# `f()` is in some C or Python file of the tree.
+bad = []
+said = re.findall(r"`(\w+)\(\)`,? (?:\(|in )`([\w./-]+\.[ch])`", arch)
+for fn, path in said:
+    if not re.search(r"\b%s\s*\(" % fn, SOURCES.get(path, "")):
+        bad.append("%s() in %s" % (fn, path))
+for fn in sorted(set(re.findall(r"`(\w+)\(\)`", arch))):
+    if not any(re.search(r"\b%s\s*\(" % fn, t) for t in SOURCES.values()):
+        bad.append("%s()" % fn)
+tap(said and not bad, "every function docs/architecture.md names exists, in the "
+    "file it names (%d said where)" % len(said), ", ".join(bad))
 sys.exit(1 if failed else 0)

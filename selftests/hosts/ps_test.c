@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the PS's rules (user/ps/ps_core.c) with adversarial input:
- * random pieces of chunks (overlapping partials, duplicate singles, resends,
- * late copies) in random order must give each chunk's exact sum exactly once;
+ * Unit tests of the PS (user/ps/ps_core.c and the files ps_int.h lists) with
+ * adversarial input: random pieces of chunks (overlapping partials, duplicate
+ * singles, resends, late copies) in random order must give each chunk's exact
+ * sum exactly once;
  * whole sums, HOLD/ACK, overflow, FETCH, bounded memory, trust (the switch's
  * packets only from its address and port, a worker's answer only to a FETCH
  * sent to it), the options' bounds, and 200,000 malformed or mutated

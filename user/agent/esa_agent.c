@@ -20,7 +20,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,11 +30,11 @@
 #include <sys/socket.h>
 
 #include "agent.h"
+#include "daemon.h"
 #include "esa_version.h"
 #include "httpd.h"
 #include "sd_notify.h"
 
-static volatile sig_atomic_t want_stats, want_exit, want_reload;
 static struct agent the_agent;
 static struct esa_httpd httpd = { .lfd = -1 };
 
@@ -72,16 +71,6 @@ static void usage(int rc)
 		"policy and timers; jobs live keep theirs); SIGINT/SIGTERM print them and\n"
 		"exit, leaving the jobs registered (the state file keeps them).\n");
 	exit(rc);
-}
-
-static void on_signal(int sig)
-{
-	if (sig == SIGUSR1)
-		want_stats = 1;
-	else if (sig == SIGHUP)
-		want_reload = 1;
-	else
-		want_exit = 1;
 }
 
 static void new_key(const char *path)
@@ -277,7 +266,7 @@ static void serve(struct agent *a, int fd, const struct opts *o)
 	int live = agent_live(a), joining = agent_joining(a);
 	char st[160];
 
-	while (!want_exit) {
+	while (!esa_want.exit) {
 		/* rebuilt each turn: metrics connections come and go */
 		int n = 1, rc;
 
@@ -290,8 +279,8 @@ static void serve(struct agent *a, int fd, const struct opts *o)
 			serve_socket(a, fd);
 		esa_httpd_step(&httpd, p + 1, rc > 0 ? n - 1 : 0, agent_mono_ns(), write_metrics, a);
 		agent_tick(a);
-		if (want_reload) {
-			want_reload = 0;
+		if (esa_want.reload) {
+			esa_want.reload = 0;
 			reload(a);
 		}
 		if (agent_live(a) != live || agent_joining(a) != joining) {
@@ -300,8 +289,8 @@ static void serve(struct agent *a, int fd, const struct opts *o)
 			status(a, st, sizeof(st));
 			esa_sd_notify("STATUS=%s", st);
 		}
-		if (want_stats || (o->interval && agent_mono_ms() >= next_stats)) {
-			want_stats = 0;
+		if (esa_want.stats || (o->interval && agent_mono_ms() >= next_stats)) {
+			esa_want.stats = 0;
 			next_stats = agent_mono_ms() + o->interval * 1000ULL;
 			agent_print_stats(a, o->json);
 		}
@@ -311,7 +300,6 @@ static void serve(struct agent *a, int fd, const struct opts *o)
 int main(int argc, char **argv)
 {
 	struct agent *a = &the_agent;
-	struct sigaction sa = { 0 };
 	struct opts o = { 0 };
 	char why[512], at[sizeof(a->cfg.metrics)], ps[24];
 	int fd, n;
@@ -333,12 +321,7 @@ int main(int argc, char **argv)
 		die("%s", why);
 	if (agent_state_save(a))
 		die("cannot write the state file %s", a->cfg.state_path);
-	sa.sa_handler = on_signal;
-	sigaction(SIGUSR1, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	esa_daemon_signals();
 	if (!o.quiet)
 		agent_log("listening on %s, job ids %u-%u, PS %s, %d job%s from %s%s%s",
 			  agent_fmt_sin(&a->cfg.listen, at), a->cfg.id_lo, a->cfg.id_hi,

@@ -8,8 +8,8 @@
 #include <stdio.h>
 
 #include "agent.h"
+#include "daemon.h"
 #include "esa_hist.h"
-#include "esa_version.h"
 #include "prom.h"
 
 #define ULL(x)	((unsigned long long)(x))
@@ -19,14 +19,11 @@ static void print_text(const struct agent *a)
 	const struct agent_counters *c = &a->c;
 
 	printf("requests %llu", ULL(c->requests));
-	for (int i = 0; i < __AQ_MAX; i++)
-		printf(" %s %llu", agent_req_names[i], ULL(c->by_type[i]));
+	esa_print_counters(stdout, agent_req_names, c->by_type, __AQ_MAX, 0);
 	printf("\nanswers");
-	for (int i = 0; i < __AA_MAX; i++)
-		printf(" %s %llu", agent_answer_names[i], ULL(c->answers[i]));
+	esa_print_counters(stdout, agent_answer_names, c->answers, __AA_MAX, 0);
 	printf("\nrefused");
-	for (int i = 0; i < __AR_MAX; i++)
-		printf(" %s %llu", agent_refusal_names[i], ULL(c->refused[i]));
+	esa_print_counters(stdout, agent_refusal_names, c->refused, __AR_MAX, 0);
 	printf("\njobs live %d joining %d registered %llu released %llu timed_out %llu "
 	       "gone %llu groups expired %llu failed %llu dropped %llu\n"
 	       "reloads %llu failed %llu\n", agent_live(a), agent_joining(a),
@@ -39,8 +36,7 @@ static void print_text(const struct agent *a)
 static void json_map(const char *name, const char *const *names, const uint64_t *v, int n)
 {
 	printf(", \"%s\": {", name);
-	for (int i = 0; i < n; i++)
-		printf("%s\"%s\": %llu", i ? ", " : "", names[i], ULL(v[i]));
+	esa_print_counters(stdout, names, v, n, ESA_CTR_JSON | ESA_CTR_SPACED);
 	printf("}");
 }
 
@@ -141,25 +137,10 @@ static void prom_join_hist(FILE *f, const struct agent_counters *c)
 
 int agent_write_prom(FILE *f, const struct agent *a, uint64_t scrapes, uint64_t scrape_errors)
 {
-	static const char *const results[] = { "ok", "failed" };
-	uint64_t r[] = { a->c.reloads, a->c.reload_failures };
-	char lab[64] = "", wire[8];
-
 	prom_requests(f, &a->c);
 	prom_jobs(f, a);
 	prom_join_hist(f, &a->c);
-	prom_by(f, "esa_agent_reloads_total", "Reloads (SIGHUP), by result", "result", results,
-		r, 2);
-	prom_head(f, "esa_agent_scrapes_total", "counter", "Answers to GET /metrics");
-	prom_u64(f, "esa_agent_scrapes_total", NULL, scrapes);
-	prom_head(f, "esa_agent_scrape_errors_total", "counter",
-		  "Metrics connections closed without an answer: too many, bad or slow "
-		  "requests, other paths");
-	prom_u64(f, "esa_agent_scrape_errors_total", NULL, scrape_errors);
-	prom_head(f, "esa_agent_build_info", "gauge", "esa-agent's release and wire protocol");
-	prom_label(lab, sizeof(lab), "version", ESA_RELEASE);
-	snprintf(wire, sizeof(wire), "%d", ESA_VERSION);
-	prom_label(lab, sizeof(lab), "wire", wire);
-	prom_u64(f, "esa_agent_build_info", lab, 1);
+	esa_prom_daemon(f, "agent", "esa-agent", a->c.reloads, a->c.reload_failures, scrapes,
+			scrape_errors);
 	return ferror(f) ? -EIO : 0;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The parameter server's logic (ps_core.c), without sockets: packets in
- * through ps_rx(), packets out through a callback.  esa-ps (esa_ps.c) wraps
- * it in a daemon; the unit tests drive it directly.  docs/ps.md.
+ * The parameter server's logic (ps_core.c, and the files ps_int.h lists),
+ * without sockets: packets in through ps_rx(), packets out through a
+ * callback.  esa-ps (esa_ps.c) wraps it in a daemon; the unit tests drive it
+ * directly.  docs/ps.md.
  */
 #ifndef ESA_PS_H
 #define ESA_PS_H

@@ -18,566 +18,12 @@
  * Memory is bounded per job: `cache` results and `pending` unfinished
  * chunks, each kept in a ring and evicted oldest first; an evicted piece is
  * never wrong to lose, since workers resend until they have their result.
+ * The files around the rules are listed in ps_int.h.
  */
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "ps.h"
-#include "words.h"
-#include "esa_policy.h"
-#include "esa_wire.h"
-#include "esa_merge.h"
-#include "esa_cc.h"
-#include "esa_hist.h"
-
-const char *const ps_counter_names[__PS_C_MAX] = {
-	[PS_C_RX]		= "rx",
-	[PS_C_RX_RESULT]	= "rx_result",
-	[PS_C_RX_HOLD]		= "rx_hold",
-	[PS_C_RX_PARTIAL]	= "rx_partial",
-	[PS_C_RX_COLLISION]	= "rx_collision",
-	[PS_C_RX_FETCHED]	= "rx_fetched",
-	[PS_C_DONE_SWITCH]	= "done_switch",
-	[PS_C_DONE_DELIVER]	= "done_deliver",
-	[PS_C_DONE_MERGED]	= "done_merged",
-	[PS_C_DONE_FETCHED]	= "done_fetched",
-	[PS_C_DONE_OVERFLOW]	= "done_overflow",
-	[PS_C_RESULT_TX]	= "result_tx",
-	[PS_C_RESEND_ANSWER]	= "resend_answers",
-	[PS_C_SUM_TX]		= "sum_tx",
-	[PS_C_ACK_TX]		= "ack_tx",
-	[PS_C_FETCH_TX]		= "fetch_tx",
-	[PS_C_DUP_RESULT]	= "dup_results",
-	[PS_C_DUP_SINGLE]	= "dup_singles",
-	[PS_C_OVERLAP]		= "overlaps",
-	[PS_C_LATE]		= "late",
-	[PS_C_PENDING_EVICTED]	= "pending_evicted",
-	[PS_C_CACHE_EVICTED]	= "cache_evicted",
-	[PS_C_DROP_SHORT]	= "drop_short",
-	[PS_C_DROP_VERSION]	= "drop_version",
-	[PS_C_DROP_JOB]		= "drop_job",
-	[PS_C_DROP_TYPE]	= "drop_type",
-	[PS_C_DROP_COUNT]	= "drop_count",
-	[PS_C_DROP_HEADER]	= "drop_header",
-	[PS_C_DROP_SOURCE]	= "drop_source",
-	[PS_C_DROP_UNASKED]	= "drop_unasked",
-	[PS_C_RX_PROBE]		= "rx_probe",
-	[PS_C_NO_SWITCH]	= "no_switch",
-	[PS_C_TX_ERROR]		= "tx_error",
-	[PS_C_TX_UDP]		= "tx_udp",
-};
-
-/* seq -> index, open addressing with linear probing. */
-struct ps_map {
-	uint32_t mask;
-	uint32_t *key;
-	int32_t	*val;		/* -1: empty */
-};
-
-struct ps_result {
-	uint32_t seq;
-	uint8_t	used;
-	uint8_t	flags;		/* ESA_F_OVERFLOW */
-	uint8_t	held;		/* policy atp: acked once, re-ack on resend */
-	uint8_t	holder;		/* ... to the switch that holds it (o.sw[]) */
-	uint8_t	why;		/* why the chunk reached us (esa_reason_max()
-				 * of its pieces' reasons), echoed in results */
-	uint64_t asked;		/* ranks sent a FETCH for it: their late answers
-				 * are duplicates, anyone else's are unasked */
-};
-
-struct ps_pend {
-	uint32_t seq;
-	uint8_t	used;
-	uint8_t	why;		/* the most telling reason of its pieces */
-	uint8_t	resv[2];
-	struct esa_merge m;	/* the ranks kept (esa_merge.h) */
-	uint64_t resent;	/* ranks that resent the chunk */
-	uint64_t resent2;	/* ... twice or more */
-	uint64_t asked;		/* ranks sent a FETCH for it */
-	uint64_t fetch_ns;	/* last FETCH round */
-	uint64_t first_ns;	/* its first piece came (chunk times) */
-};
-
-struct ps_job {
-	struct ps_job_cfg cfg;
-	uint64_t full;
-	uint64_t c[__PS_C_MAX];
-	/* results */
-	struct ps_result *res;
-	int32_t	*res_vals;	/* cache x nvals */
-	uint32_t res_next, res_used;
-	struct ps_map res_map;
-	/* unfinished chunks */
-	struct ps_pend *pend;
-	int64_t	*pend_msum;	/* pending x nvals */
-	int32_t	*pend_single;	/* pending x nworkers x nvals */
-	uint32_t pend_next, pend_used;
-	struct ps_map pend_map;
-	/* chunk times: first piece to answer (ps_chunk_times()) */
-	uint64_t t_hist[PS_T_BUCKETS];
-	uint64_t t_sum_ns;
-};
-
-struct ps {
-	struct ps_opts o;
-	ps_tx_fn tx;
-	void	*ctx;
-	struct ps_job **jobs;
-	int	njobs;
-	int16_t	*by_id;		/* 65536: job index + 1, 0: none */
-	uint64_t nojob[__PS_C_MAX];
-	uint64_t ended[__PS_C_MAX];	/* the counters of jobs deleted (in the total) */
-	uint8_t	*txbuf;
-	int64_t	*sum;		/* nvals, scratch */
-	uint64_t now;		/* the packet's arrival (ps_rx) */
-};
-
-void ps_opts_default(struct ps_opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->nvals = ESA_DEFAULT_VALUES;
-	o->cache = 4096;
-	o->pending = 1024;
-	o->fetch_gap_ms = 20;
-	o->sums_via_switch = true;
-}
-
-int ps_check_opts(const struct ps_opts *o, char *err, size_t len)
-{
-	uint32_t w = o->window ? o->window : ESA_TOMB_RING;
-
-	if (!o->nsw)
-		return snprintf(err, len, "the switch's address is needed (--switch "
-				"IP[:PORT]): its packets come from it"), -EINVAL;
-	if (o->nsw > PS_MAX_SWITCHES)
-		return snprintf(err, len, "%d switches: at most %d", o->nsw,
-				PS_MAX_SWITCHES), -EINVAL;
-	if (o->window > ESA_TOMB_RING)
-		return snprintf(err, len, "window %u: workers' windows are at most the "
-				"switch's tombstone ring, %d", o->window, ESA_TOMB_RING),
-		       -EINVAL;
-	if ((uint64_t)o->pending < 2ULL * w)
-		return snprintf(err, len, "pending %u holds the unfinished chunks of windows "
-				"up to %u only, the workers' can be %u%s", o->pending,
-				o->pending / 2, w, o->window ? "" : " (--window N: the "
-				"largest window of the jobs' workers)"), -EINVAL;
-	return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* The maps                                                            */
-/* ------------------------------------------------------------------ */
-
-static int map_init(struct ps_map *m, uint32_t n)
-{
-	uint32_t cap = 16;
-
-	while (cap < 2 * n)
-		cap <<= 1;
-	m->mask = cap - 1;
-	m->key = calloc(cap, sizeof(*m->key));
-	m->val = malloc(cap * sizeof(*m->val));
-	if (!m->key || !m->val)
-		return -ENOMEM;
-	memset(m->val, 0xff, cap * sizeof(*m->val));
-	return 0;
-}
-
-static void map_free(struct ps_map *m)
-{
-	free(m->key);
-	free(m->val);
-}
-
-static uint32_t map_hash(uint32_t k)
-{
-	return esa_hash32(k);
-}
-
-static int32_t map_get(const struct ps_map *m, uint32_t k)
-{
-	for (uint32_t i = map_hash(k) & m->mask;; i = (i + 1) & m->mask) {
-		if (m->val[i] < 0)
-			return -1;
-		if (m->key[i] == k)
-			return m->val[i];
-	}
-}
-
-static void map_put(struct ps_map *m, uint32_t k, int32_t v)
-{
-	uint32_t i;
-
-	for (i = map_hash(k) & m->mask; m->val[i] >= 0 && m->key[i] != k; i = (i + 1) & m->mask)
-		;
-	m->key[i] = k;
-	m->val[i] = v;
-}
-
-/* Remove k; shift back the entries after it that probed past it. */
-static void map_del(struct ps_map *m, uint32_t k)
-{
-	uint32_t i, j;
-
-	for (i = map_hash(k) & m->mask;; i = (i + 1) & m->mask) {
-		if (m->val[i] < 0)
-			return;
-		if (m->key[i] == k)
-			break;
-	}
-	m->val[i] = -1;
-	for (j = (i + 1) & m->mask; m->val[j] >= 0; j = (j + 1) & m->mask) {
-		uint32_t h = map_hash(m->key[j]) & m->mask;
-
-		/* Move j into the hole at i if h is not cyclically in (i, j]. */
-		if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
-			m->key[i] = m->key[j];
-			m->val[i] = m->val[j];
-			m->val[j] = -1;
-			i = j;
-		}
-	}
-}
-
-/* ------------------------------------------------------------------ */
-/* Jobs                                                                */
-/* ------------------------------------------------------------------ */
-
-struct ps *ps_new(const struct ps_opts *o, ps_tx_fn tx, void *ctx)
-{
-	struct ps *ps = calloc(1, sizeof(*ps));
-
-	if (!ps)
-		return NULL;
-	ps->o = *o;
-	if (!ps->o.cache)
-		ps->o.cache = 1;
-	if (!ps->o.pending)
-		ps->o.pending = 1;
-	ps->tx = tx;
-	ps->ctx = ctx;
-	ps->by_id = calloc(65536, sizeof(*ps->by_id));
-	ps->txbuf = calloc(1, ESA_HDR_LEN + 4 * ESA_MAX_VALUES);
-	ps->sum = calloc(ESA_MAX_VALUES, sizeof(*ps->sum));
-	if (!ps->by_id || !ps->txbuf || !ps->sum) {
-		ps_free(ps);
-		return NULL;
-	}
-	return ps;
-}
-
-static void job_free(struct ps_job *j)
-{
-	if (!j)
-		return;
-	free(j->res);
-	free(j->res_vals);
-	map_free(&j->res_map);
-	free(j->pend);
-	free(j->pend_msum);
-	free(j->pend_single);
-	map_free(&j->pend_map);
-	free(j);
-}
-
-void ps_free(struct ps *ps)
-{
-	if (!ps)
-		return;
-	for (int i = 0; i < ps->njobs; i++)
-		job_free(ps->jobs[i]);
-	free(ps->jobs);
-	free(ps->by_id);
-	free(ps->txbuf);
-	free(ps->sum);
-	free(ps);
-}
-
-void ps_job_from_desc(const struct esa_jobdesc *d, struct ps_job_cfg *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->id = d->id;
-	c->nworkers = d->j.nworkers;
-	c->ps.sin_family = AF_INET;
-	c->ps.sin_addr.s_addr = d->j.ps.ip;
-	c->ps.sin_port = d->j.ps.port;
-	for (int r = 0; r < c->nworkers && r < ESA_MAX_WORKERS; r++) {
-		c->rank[r].sin_family = AF_INET;
-		c->rank[r].sin_addr.s_addr = d->j.rank[r].ip;
-		c->rank[r].sin_port = d->j.rank[r].port;
-	}
-}
-
-int ps_parse_job(int argc, char **argv, struct ps_job_cfg *j, char *err, size_t len)
-{
-	struct esa_jobdesc *d;
-	char why[200];
-	int used;
-
-	memset(j, 0, sizeof(*j));
-	if (argc < 2 || strcmp(argv[0], "job"))
-		return snprintf(err, len, "expected \"job ID ...\""), -1;
-	d = malloc(sizeof(*d));
-	if (!d)
-		return snprintf(err, len, "out of memory"), -1;
-	used = esa_jobdesc_parse(argc - 1, argv + 1, ESA_JD_PS | ESA_JD_NO_DEV | ESA_JD_MANY,
-				 d, why, sizeof(why));
-	if (used < 0 && strncmp(why, "job id", 6))
-		snprintf(err, len, "job %u: %s", d->id, why);
-	else if (used < 0)
-		snprintf(err, len, "%s", why);
-	else
-		ps_job_from_desc(d, j);
-	free(d);
-	return used < 0 ? -1 : used + 1;
-}
-
-int ps_add_job(struct ps *ps, const struct ps_job_cfg *c, char *err, size_t len)
-{
-	size_t nv = ps->o.nvals;
-	struct ps_job *j, **n;
-
-	if (ps->by_id[c->id])
-		return snprintf(err, len, "job %u given twice", c->id), -EEXIST;
-	if (c->nworkers < 1 || c->nworkers > ESA_MAX_WORKERS)
-		return snprintf(err, len, "job %u: %d workers", c->id, c->nworkers), -EINVAL;
-	for (int a = 0; a < c->nworkers; a++)
-		if (!c->rank[a].sin_port)
-			return snprintf(err, len, "job %u: worker %d has no port (the PS sends it "
-					"results and FETCHes, and takes answers only from there)",
-					c->id, a), -EINVAL;
-	for (int a = 0; a < c->nworkers; a++)
-		for (int b = a + 1; b < c->nworkers; b++)
-			if (c->rank[a].sin_addr.s_addr == c->rank[b].sin_addr.s_addr &&
-			    c->rank[a].sin_port == c->rank[b].sin_port)
-				return snprintf(err, len, "job %u: ranks %d and %d share an address",
-						c->id, a, b), -EINVAL;
-	j = calloc(1, sizeof(*j));
-	if (!j)
-		goto nomem;
-	j->cfg = *c;
-	j->full = esa_full_mask(c->nworkers);
-	j->res = calloc(ps->o.cache, sizeof(*j->res));
-	j->res_vals = calloc((size_t)ps->o.cache * nv, sizeof(int32_t));
-	j->pend = calloc(ps->o.pending, sizeof(*j->pend));
-	j->pend_msum = calloc((size_t)ps->o.pending * nv, sizeof(int64_t));
-	j->pend_single = calloc((size_t)ps->o.pending * c->nworkers * nv, sizeof(int32_t));
-	if (!j->res || !j->res_vals || !j->pend || !j->pend_msum || !j->pend_single ||
-	    map_init(&j->res_map, ps->o.cache) || map_init(&j->pend_map, ps->o.pending))
-		goto nomem;
-	n = realloc(ps->jobs, (ps->njobs + 1) * sizeof(*n));
-	if (!n)
-		goto nomem;
-	ps->jobs = n;
-	ps->jobs[ps->njobs++] = j;
-	ps->by_id[c->id] = ps->njobs;
-	return 0;
-nomem:
-	job_free(j);
-	snprintf(err, len, "job %u: out of memory (cache %u, pending %u)", c->id,
-		 ps->o.cache, ps->o.pending);
-	return -ENOMEM;
-}
-
-int ps_del_job(struct ps *ps, uint16_t id)
-{
-	int i = ps->by_id[id] - 1;
-
-	if (i < 0)
-		return -ENOENT;
-	for (int c = 0; c < __PS_C_MAX; c++)
-		ps->ended[c] += ps->jobs[i]->c[c];
-	job_free(ps->jobs[i]);
-	memmove(&ps->jobs[i], &ps->jobs[i + 1], (ps->njobs - i - 1) * sizeof(ps->jobs[0]));
-	ps->njobs--;
-	ps->by_id[id] = 0;
-	for (int k = i; k < ps->njobs; k++)
-		ps->by_id[ps->jobs[k]->cfg.id] = k + 1;
-	return 0;
-}
-
-int ps_find_job(const struct ps *ps, uint16_t id)
-{
-	return ps->by_id[id] - 1;
-}
-
-int ps_njobs(const struct ps *ps)
-{
-	return ps->njobs;
-}
-
-const struct ps_job_cfg *ps_job(const struct ps *ps, int i)
-{
-	return i >= 0 && i < ps->njobs ? &ps->jobs[i]->cfg : NULL;
-}
-
-/* ------------------------------------------------------------------ */
-/* Results and pending chunks                                          */
-/* ------------------------------------------------------------------ */
-
-static int32_t *res_vals(struct ps *ps, struct ps_job *j, int32_t i)
-{
-	return j->res_vals + (size_t)i * ps->o.nvals;
-}
-
-/* Keep a result; returns its index. */
-static int32_t res_put(struct ps *ps, struct ps_job *j, uint32_t seq, uint8_t flags,
-		       const int32_t *v)
-{
-	int32_t i = j->res_next;
-	struct ps_result *r = &j->res[i];
-
-	if (r->used) {
-		map_del(&j->res_map, r->seq);
-		j->c[PS_C_CACHE_EVICTED]++;
-		j->res_used--;
-	}
-	j->res_next = (j->res_next + 1) % ps->o.cache;
-	r->seq = seq;
-	r->used = 1;
-	r->flags = flags & ESA_F_OVERFLOW;
-	r->held = 0;
-	r->holder = 0;
-	r->why = 0;
-	r->asked = 0;
-	if (r->flags)
-		memset(res_vals(ps, j, i), 0, ps->o.nvals * 4);	/* never used */
-	else
-		memcpy(res_vals(ps, j, i), v, ps->o.nvals * 4);
-	map_put(&j->res_map, seq, i);
-	j->res_used++;
-	return i;
-}
-
-static int32_t *pend_single(struct ps *ps, struct ps_job *j, int32_t i, int rank)
-{
-	return j->pend_single + ((size_t)i * j->cfg.nworkers + rank) * ps->o.nvals;
-}
-
-static int64_t *pend_msum(struct ps *ps, struct ps_job *j, int32_t i)
-{
-	return j->pend_msum + (size_t)i * ps->o.nvals;
-}
-
-static void pend_drop(struct ps_job *j, int32_t i)
-{
-	map_del(&j->pend_map, j->pend[i].seq);
-	j->pend[i].used = 0;
-	j->pend_used--;
-}
-
-static int32_t pend_get(struct ps *ps, struct ps_job *j, uint32_t seq, bool create)
-{
-	int32_t i = map_get(&j->pend_map, seq);
-	struct ps_pend *p;
-
-	if (i >= 0 || !create)
-		return i;
-	/* The ring's next entry is the oldest one allocated. */
-	i = j->pend_next;
-	j->pend_next = (j->pend_next + 1) % ps->o.pending;
-	p = &j->pend[i];
-	if (p->used) {
-		pend_drop(j, i);
-		j->c[PS_C_PENDING_EVICTED]++;
-	}
-	memset(p, 0, sizeof(*p));
-	p->seq = seq;
-	p->used = 1;
-	p->first_ns = ps->now;
-	memset(pend_msum(ps, j, i), 0, ps->o.nvals * sizeof(int64_t));
-	map_put(&j->pend_map, seq, i);
-	j->pend_used++;
-	return i;
-}
-
-/* ------------------------------------------------------------------ */
-/* Sending                                                             */
-/* ------------------------------------------------------------------ */
-
-static void hdr(struct esa_hdr *h, uint8_t type, uint8_t flags, uint16_t job,
-		uint64_t bitmap, uint32_t seq, uint16_t count)
-{
-	esa_hdr_init(h, type, job, ESA_RANK_NONE, bitmap, seq, count);
-	h->flags = flags;
-}
-
-/* Send result i of job j to the ranks in `to`. */
-static void send_result(struct ps *ps, struct ps_job *j, int32_t i, uint64_t to,
-			bool answer)
-{
-	struct ps_result *r = &j->res[i];
-
-	hdr((struct esa_hdr *)ps->txbuf, ESA_T_RESULT, r->flags, j->cfg.id, j->full, r->seq,
-	    ps->o.nvals);
-	((struct esa_hdr *)ps->txbuf)->reason = r->why;
-	memcpy(ps->txbuf + ESA_HDR_LEN, res_vals(ps, j, i), ps->o.nvals * 4);
-	for (int k = 0; k < j->cfg.nworkers; k++) {
-		if (!(to & (1ULL << k)))
-			continue;
-		ps->tx(ps->ctx, &j->cfg.ps, &j->cfg.rank[k], ps->txbuf,
-		       ESA_HDR_LEN + 4 * ps->o.nvals);
-		j->c[PS_C_RESULT_TX]++;
-		j->c[PS_C_RESEND_ANSWER] += answer;
-	}
-}
-
-/*
- * Result i of job j, which every worker needs, to the switch as one SUM:
- * the switch sends it to them (from its address, with our reason).
- */
-static void send_sum(struct ps *ps, struct ps_job *j, int32_t i)
-{
-	struct ps_result *r = &j->res[i];
-
-	hdr((struct esa_hdr *)ps->txbuf, ESA_T_SUM, r->flags, j->cfg.id, j->full, r->seq,
-	    ps->o.nvals);
-	((struct esa_hdr *)ps->txbuf)->reason = r->why;
-	memcpy(ps->txbuf + ESA_HDR_LEN, res_vals(ps, j, i), ps->o.nvals * 4);
-	ps->tx(ps->ctx, &j->cfg.ps, &ps->o.sw[0], ps->txbuf, ESA_HDR_LEN + 4 * ps->o.nvals);
-	j->c[PS_C_SUM_TX]++;
-}
-
-/* Policy atp: the held sum back to the switch, which frees its slot. */
-static void send_ack(struct ps *ps, struct ps_job *j, int32_t i)
-{
-	struct ps_result *r = &j->res[i];
-
-	if (!ps->o.nsw) {
-		j->c[PS_C_NO_SWITCH]++;
-		return;
-	}
-	hdr((struct esa_hdr *)ps->txbuf, ESA_T_ACK, r->flags, j->cfg.id, j->full, r->seq,
-	    ps->o.nvals);
-	memcpy(ps->txbuf + ESA_HDR_LEN, res_vals(ps, j, i), ps->o.nvals * 4);
-	ps->tx(ps->ctx, &j->cfg.ps, &ps->o.sw[r->holder], ps->txbuf, ESA_HDR_LEN + 4 * ps->o.nvals);
-	r->held = 1;
-	j->c[PS_C_ACK_TX]++;
-}
-
-/*
- * Ask the ranks in `to` for the result of pending chunk pi.  The bitmap says
- * which ranks' pieces the PS holds: a worker that lacks the result learns
- * whom the chunk waits for (libesa names them when it gives up).
- */
-static void send_fetch(struct ps *ps, struct ps_job *j, int32_t pi, uint64_t to)
-{
-	struct ps_pend *p = &j->pend[pi];
-
-	hdr((struct esa_hdr *)ps->txbuf, ESA_T_FETCH, 0, j->cfg.id,
-	    (p->m.multi | p->m.single) & j->full, p->seq, 0);
-	p->asked |= to;
-	for (int k = 0; k < j->cfg.nworkers; k++) {
-		if (!(to & (1ULL << k)))
-			continue;
-		ps->tx(ps->ctx, &j->cfg.ps, &j->cfg.rank[k], ps->txbuf, ESA_HDR_LEN);
-		j->c[PS_C_FETCH_TX]++;
-	}
-}
+#include "ps_int.h"
 
 /*
  * The chunk's answer is known: keep it, forget its pieces, tell `to`; why:
@@ -587,7 +33,7 @@ static void send_fetch(struct ps *ps, struct ps_job *j, int32_t pi, uint64_t to)
 static int32_t finish(struct ps *ps, struct ps_job *j, uint32_t seq, uint8_t flags,
 		      const int32_t *v, uint64_t to, uint8_t why)
 {
-	int32_t p = map_get(&j->pend_map, seq), i;
+	int32_t p = ps_map_get(&j->pend_map, seq), i;
 	uint64_t asked = 0;
 
 	if (p >= 0) {
@@ -597,17 +43,17 @@ static int32_t finish(struct ps *ps, struct ps_job *j, uint32_t seq, uint8_t fla
 		j->t_sum_ns += ns;
 		asked = j->pend[p].asked;
 		why = esa_reason_max(j->pend[p].why, why);
-		pend_drop(j, p);
+		ps_pend_drop(j, p);
 	}
-	i = res_put(ps, j, seq, flags, v);
+	i = ps_res_put(ps, j, seq, flags, v);
 	j->res[i].asked = asked;
 	j->res[i].why = why;
 	if (flags & ESA_F_OVERFLOW)
 		j->c[PS_C_DONE_OVERFLOW]++;
 	if (to == j->full && ps->o.sums_via_switch && ps->o.nsw == 1)
-		send_sum(ps, j, i);
+		ps_send_sum(ps, j, i);
 	else if (to)
-		send_result(ps, j, i, to, false);
+		ps_send_result(ps, j, i, to, false);
 	return i;
 }
 
@@ -619,7 +65,7 @@ static int32_t finish(struct ps *ps, struct ps_job *j, uint32_t seq, uint8_t fla
 static void try_complete(struct ps *ps, struct ps_job *j, int32_t pi)
 {
 	struct ps_pend *p = &j->pend[pi];
-	const int64_t *msum = pend_msum(ps, j, pi);
+	const int64_t *msum = ps_pend_msum(ps, j, pi);
 	uint64_t own = esa_merge_own(&p->m);
 	int32_t out[ESA_MAX_VALUES];
 	bool ovf = false;
@@ -634,7 +80,7 @@ static void try_complete(struct ps *ps, struct ps_job *j, int32_t pi)
 
 		if (!(own & (1ULL << r)))
 			continue;
-		s = pend_single(ps, j, pi, r);
+		s = ps_pend_single(ps, j, pi, r);
 		for (int i = 0; i < nv; i++)
 			ps->sum[i] += s[i];
 	}
@@ -656,14 +102,14 @@ static void add_single(struct ps *ps, struct ps_job *j, int32_t pi, int rank,
 		j->c[PS_C_DUP_SINGLE]++;
 		return;
 	}
-	memcpy(pend_single(ps, j, pi, rank), v, ps->o.nvals * 4);
+	memcpy(ps_pend_single(ps, j, pi, rank), v, ps->o.nvals * 4);
 }
 
 static void add_multi(struct ps *ps, struct ps_job *j, int32_t pi, uint64_t bitmap,
 		      const int32_t *v)
 {
 	struct ps_pend *p = &j->pend[pi];
-	int64_t *msum = pend_msum(ps, j, pi);
+	int64_t *msum = ps_pend_msum(ps, j, pi);
 
 	if (esa_merge_add(&p->m, bitmap, true) != ESA_MERGE_KEPT) {
 		j->c[PS_C_OVERLAP]++;	/* would count a rank twice */
@@ -739,18 +185,18 @@ static void rx_collision(struct ps *ps, struct ps_job *j, const struct esa_hdr *
 	int32_t ri, pi;
 
 	j->c[PS_C_RX_COLLISION]++;
-	ri = map_get(&j->res_map, seq);
+	ri = ps_map_get(&j->res_map, seq);
 	if (ri >= 0) {
 		if (is_resend(h)) {
-			send_result(ps, j, ri, bit, true);
+			ps_send_result(ps, j, ri, bit, true);
 			if (j->res[ri].held)
-				send_ack(ps, j, ri);	/* the ack may be lost */
+				ps_send_ack(ps, j, ri);	/* the ack may be lost */
 		} else {
 			j->c[PS_C_LATE]++;
 		}
 		return;
 	}
-	pi = pend_get(ps, j, seq, true);
+	pi = ps_pend_get(ps, j, seq, true);
 	j->pend[pi].why = esa_reason_max(j->pend[pi].why, h->reason);
 	add_single(ps, j, pi, rank, v);
 	if (is_resend(h)) {
@@ -760,7 +206,7 @@ static void rx_collision(struct ps *ps, struct ps_job *j, const struct esa_hdr *
 		p->resent |= bit;
 	}
 	try_complete(ps, j, pi);
-	pi = map_get(&j->pend_map, seq);
+	pi = ps_map_get(&j->pend_map, seq);
 	if (pi < 0)
 		return;
 	p = &j->pend[pi];
@@ -774,7 +220,7 @@ static void rx_collision(struct ps *ps, struct ps_job *j, const struct esa_hdr *
 		 * which ranks we hold (a rank may be gone).
 		 */
 		p->fetch_ns = now_ns;
-		send_fetch(ps, j, pi, (j->full & ~p->resent) | bit);
+		ps_send_fetch(ps, j, pi, (j->full & ~p->resent) | bit);
 	}
 }
 
@@ -791,8 +237,8 @@ static void rx_fetched(struct ps *ps, struct ps_job *j, const struct esa_hdr *h,
 		j->c[PS_C_DROP_HEADER]++;
 		return;
 	}
-	ri = map_get(&j->res_map, seq);
-	pi = ri < 0 ? map_get(&j->pend_map, seq) : -1;
+	ri = ps_map_get(&j->res_map, seq);
+	pi = ri < 0 ? ps_map_get(&j->pend_map, seq) : -1;
 	if (!((ri >= 0 ? j->res[ri].asked : pi >= 0 ? j->pend[pi].asked : 0) & bit)) {
 		j->c[PS_C_DROP_UNASKED]++;
 		return;
@@ -822,7 +268,7 @@ static void rx_result(struct ps *ps, struct ps_job *j, const struct esa_hdr *h,
 		j->c[PS_C_DROP_HEADER]++;
 		return;
 	}
-	ri = map_get(&j->res_map, seq);
+	ri = ps_map_get(&j->res_map, seq);
 	if (h->reason == ESA_R_HOLD) {
 		j->c[PS_C_RX_HOLD]++;
 		if (ri < 0) {
@@ -832,7 +278,7 @@ static void rx_result(struct ps *ps, struct ps_job *j, const struct esa_hdr *h,
 			j->c[PS_C_DUP_RESULT]++;
 		}
 		j->res[ri].holder = sw;
-		send_ack(ps, j, ri);
+		ps_send_ack(ps, j, ri);
 		return;
 	}
 	j->c[PS_C_RX_RESULT]++;
@@ -853,14 +299,14 @@ static void rx_partial(struct ps *ps, struct ps_job *j, const struct esa_hdr *h,
 	int32_t ri, pi;
 
 	j->c[PS_C_RX_PARTIAL]++;
-	ri = map_get(&j->res_map, seq);
+	ri = ps_map_get(&j->res_map, seq);
 	if (ri >= 0) {
 		/* the switch could not deliver our SUM (or its own sum, which
 		 * we finished too): to each worker, here */
 		if (h->reason == ESA_R_DELIVER)
-			send_result(ps, j, ri, j->full, false);
+			ps_send_result(ps, j, ri, j->full, false);
 		else if (h->reason == ESA_R_FLUSH)
-			send_result(ps, j, ri, bitmap, true);	/* its ranks asked */
+			ps_send_result(ps, j, ri, bitmap, true);	/* its ranks asked */
 		else
 			j->c[PS_C_LATE]++;
 		return;
@@ -874,7 +320,7 @@ static void rx_partial(struct ps *ps, struct ps_job *j, const struct esa_hdr *h,
 		/* the switch could not deliver it: to each worker, here */
 		j->c[PS_C_DONE_DELIVER]++;
 		ri = finish(ps, j, seq, 0, v, 0, h->reason);
-		send_result(ps, j, ri, j->full, false);
+		ps_send_result(ps, j, ri, j->full, false);
 		return;
 	}
 	if (bitmap == j->full) {
@@ -882,7 +328,7 @@ static void rx_partial(struct ps *ps, struct ps_job *j, const struct esa_hdr *h,
 		finish(ps, j, seq, 0, v, j->full, h->reason);
 		return;
 	}
-	pi = pend_get(ps, j, seq, true);
+	pi = ps_pend_get(ps, j, seq, true);
 	j->pend[pi].why = esa_reason_max(j->pend[pi].why, h->reason);
 	if (bitmap & (bitmap - 1))
 		add_multi(ps, j, pi, bitmap, v);
@@ -971,120 +417,4 @@ void ps_rx(struct ps *ps, const uint8_t *buf, size_t len, const struct sockaddr_
 	} else {
 		rx_partial(ps, j, h, vals);
 	}
-}
-
-/* ------------------------------------------------------------------ */
-/* Introspection                                                       */
-/* ------------------------------------------------------------------ */
-
-void ps_note(struct ps *ps, int c)
-{
-	if (c >= 0 && c < __PS_C_MAX)
-		ps->nojob[c]++;
-}
-
-uint64_t ps_counter(const struct ps *ps, int i, int c)
-{
-	uint64_t t;
-
-	if (c < 0 || c >= __PS_C_MAX)
-		return 0;
-	if (i >= 0)
-		return i < ps->njobs ? ps->jobs[i]->c[c] : 0;
-	if (i == -1)
-		return ps->nojob[c];
-	t = ps->nojob[c] + ps->ended[c];
-	for (int k = 0; k < ps->njobs; k++)
-		t += ps->jobs[k]->c[c];
-	return t;
-}
-
-uint64_t ps_chunk_times(const struct ps *ps, int i, uint64_t hist[PS_T_BUCKETS])
-{
-	if (i < 0 || i >= ps->njobs)
-		return 0;
-	memcpy(hist, ps->jobs[i]->t_hist, sizeof(ps->jobs[i]->t_hist));
-	return ps->jobs[i]->t_sum_ns;
-}
-
-uint32_t ps_cached(const struct ps *ps, int i)
-{
-	return i >= 0 && i < ps->njobs ? ps->jobs[i]->res_used : 0;
-}
-
-uint32_t ps_pending(const struct ps *ps, int i)
-{
-	return i >= 0 && i < ps->njobs ? ps->jobs[i]->pend_used : 0;
-}
-
-int ps_lookup(const struct ps *ps, int i, uint32_t seq, int32_t *vals, uint8_t *flags)
-{
-	struct ps_job *j;
-	int32_t ri;
-
-	if (i < 0 || i >= ps->njobs)
-		return 0;
-	j = ps->jobs[i];
-	ri = map_get(&j->res_map, seq);
-	if (ri < 0)
-		return 0;
-	if (vals)
-		memcpy(vals, j->res_vals + (size_t)ri * ps->o.nvals, ps->o.nvals * 4);
-	if (flags)
-		*flags = j->res[ri].flags;
-	return 1;
-}
-
-static void print_row(FILE *f, const uint64_t *c, bool json)
-{
-	bool first = true;
-
-	for (int k = 0; k < __PS_C_MAX; k++) {
-		if (json) {
-			fprintf(f, "%s\"%s\":%llu", first ? "" : ",", ps_counter_names[k],
-				(unsigned long long)c[k]);
-		} else if (c[k]) {
-			fprintf(f, " %s %llu", ps_counter_names[k], (unsigned long long)c[k]);
-		}
-		first = false;
-	}
-}
-
-void ps_print_stats(const struct ps *ps, FILE *f, bool json)
-{
-	uint64_t tot[__PS_C_MAX];
-
-	for (int k = 0; k < __PS_C_MAX; k++)
-		tot[k] = ps_counter(ps, -2, k);
-	if (json) {
-		fprintf(f, "{\"total\":{");
-		print_row(f, tot, true);
-		fprintf(f, "},\"nojob\":{");
-		print_row(f, ps->nojob, true);
-		fprintf(f, "},\"jobs\":[");
-		for (int i = 0; i < ps->njobs; i++) {
-			fprintf(f, "%s{\"job\":%u,\"cached\":%u,\"pending\":%u,", i ? "," : "",
-				ps->jobs[i]->cfg.id, ps->jobs[i]->res_used,
-				ps->jobs[i]->pend_used);
-			print_row(f, ps->jobs[i]->c, true);
-			fprintf(f, ",\"chunk_ns_sum\":%llu,\"chunk_hist\":[",
-				(unsigned long long)ps->jobs[i]->t_sum_ns);
-			for (int b = 0; b < PS_T_BUCKETS; b++)
-				fprintf(f, "%s%llu", b ? "," : "",
-					(unsigned long long)ps->jobs[i]->t_hist[b]);
-			fprintf(f, "]}");
-		}
-		fprintf(f, "]}\n");
-	} else {
-		fprintf(f, "total:");
-		print_row(f, tot, false);
-		fprintf(f, "\n");
-		for (int i = 0; i < ps->njobs; i++) {
-			fprintf(f, "job %u: cached %u pending %u", ps->jobs[i]->cfg.id,
-				ps->jobs[i]->res_used, ps->jobs[i]->pend_used);
-			print_row(f, ps->jobs[i]->c, false);
-			fprintf(f, "\n");
-		}
-	}
-	fflush(f);
 }
