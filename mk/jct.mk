@@ -21,7 +21,8 @@
 #                     ends with jct-shared: and jct: lines; build/jct-net/
 #   make jct-net-sweep  the network-bound testbed over 8 points around its
 #                     headline (pool, load, window, priorities; PS per job;
-#                     about 40 minutes): build/jct-net/sweep/sweep.txt
+#                     seeds 1,2, about 50 minutes; JCT_SWEEP_ARGS="-s 1":
+#                     25): build/jct-net/sweep/sweep.txt
 #   make jct-calib    the calibration microbenchmarks of the testbed preset
 #                     (JCT_CALIB_ARGS=-N: of the network-bound one)
 #   make jct-plots    redraw the plots of the last run
