@@ -122,6 +122,7 @@ vmtest:
 
 # The stress runs a minute there: the checkers slow the kernel down a lot.
 vmtest-debug:
+	$(Q)scripts/deps.sh build test vm
 	$(Q)ESA_STRESS_SECONDS=$${ESA_STRESS_SECONDS:-60} selftests/vm/vmtest.sh -i debug kcsan
 
 kmod-checkpatch:
