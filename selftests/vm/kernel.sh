@@ -134,12 +134,33 @@ source612() {
 	echo "$d"
 }
 
+# Configure the debug kernel's build directory $2 from source $1 with
+# fragment $3; $4 is the stamp of that config, $5 the flavour's name.
+configure_debug() {
+	local src=$1 o=$2 frag=$3 stamp=$4 flavour=$5 opt want
+	rm -rf "$o" && mkdir -p "$o"
+	make -s -C "$src" O="$o" x86_64_defconfig >&2
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$o" "$o/.config" \
+		"$top/selftests/vm/debug.config" "$frag" >&2
+	make -s -C "$src" O="$o" olddefconfig >&2
+	# A fragment line the kernel's Kconfig dropped is a wrong config.
+	while IFS= read -r opt; do
+		case $opt in
+		CONFIG_*=n) want="# ${opt%=n} is not set" ;;
+		CONFIG_*) want=$opt ;;
+		*) continue ;;
+		esac
+		grep -qx "$want" "$o/.config" || die "$flavour kernel: $opt did not stick"
+	done < <(cat "$top/selftests/vm/debug.config" "$frag")
+	echo "$stamp" > "$o/.config-stamp"
+}
+
 # A debug kernel of flavour $1 (debug: KASAN; kcsan: KCSAN), both with
 # lockdep, atomic-sleep checks and debug objects (debug.config), built
 # from linux-source-6.12 with x86_64_defconfig as the base.  Cached: it is
 # built again only when the source or the config fragments change.
 debug_kernel() {
-	local flavour=$1 src o frag stamp want kver opt
+	local flavour=$1 src o frag stamp kver
 	src=$(source612)
 	o=$cache/debug-6.12-$flavour
 	case $flavour in
@@ -149,20 +170,10 @@ debug_kernel() {
 	stamp="$(cat "$src/.done") $(cat "$top/selftests/vm/debug.config" "$frag" | md5sum | cut -d' ' -f1)"
 	if [ ! -e "$o/.done" ] || [ "$(cat "$o/.done")" != "$stamp" ]; then
 		log "build the $flavour kernel from $src in $o (30 to 45 minutes on 2 cores)"
-		rm -rf "$o" && mkdir -p "$o"
-		make -s -C "$src" O="$o" x86_64_defconfig >&2
-		"$src/scripts/kconfig/merge_config.sh" -m -O "$o" "$o/.config" \
-			"$top/selftests/vm/debug.config" "$frag" >&2
-		make -s -C "$src" O="$o" olddefconfig >&2
-		# A fragment line the kernel's Kconfig dropped is a wrong config.
-		while IFS= read -r opt; do
-			case $opt in
-			CONFIG_*=n) want="# ${opt%=n} is not set" ;;
-			CONFIG_*) want=$opt ;;
-			*) continue ;;
-			esac
-			grep -qx "$want" "$o/.config" || die "$flavour kernel: $opt did not stick"
-		done < <(cat "$top/selftests/vm/debug.config" "$frag")
+		# A build stopped half way resumes where it was: configure
+		# afresh only when the config it was started with differs.
+		[ "$(cat "$o/.config-stamp" 2>/dev/null)" = "$stamp" ] ||
+			configure_debug "$src" "$o" "$frag" "$stamp" "$flavour"
 		nice make -s -j2 -C "$src" O="$o" bzImage modules >&2 ||
 			die "$flavour kernel: build failed"
 		rm -rf "$o/modroot"
