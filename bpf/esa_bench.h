@@ -22,4 +22,15 @@ struct bench_cfg {
 	__u16	resv2;
 };
 
+/* One CPU's lane of bench_lane (a per-CPU map): its stream, its checks. */
+struct bench_lane {
+	__u64	n;		/* packets of the lane's own stream so far */
+	__u64	results;	/* results seen, each checked */
+	__u64	bad;		/* results with a wrong sum */
+	__u64	other;		/* packets made into anything but a result */
+	__u16	job;
+	__be16	worker_port;
+	__u32	shared;		/* take the packets from the shared stream */
+};
+
 #endif /* ESA_BENCH_H */

@@ -15,8 +15,12 @@
  * kernel_fpu_begin/end may) costs per call.  The BPF JIT has no vector
  * instructions: this is the bound of the program's own loop.
  *
+ * Then the aggregate throughput on 1 and 2 cores (bench_cores.h), every
+ * result checked.
+ *
  * usage: esa_bench [ -n PACKETS ] [ -r ROUNDS ] [ -w WORKERS ]
  *                  [ -o OBJECT ]  (another build of bpf/esa.bpf.c)
+ *                  [ -C ]         (the cores' throughput only)
  */
 #include <getopt.h>
 #include <math.h>
@@ -31,6 +35,8 @@
 
 #define JOB	1
 
+#include "bench_cores.h"
+
 struct result {
 	int	nvals;
 	double	tx, add, esa, atp;	/* ns per data packet */
@@ -38,9 +44,12 @@ struct result {
 
 static const char *object;
 
-/* Load a switch of policy pol with job JOB registered; 0 or -1. */
+/*
+ * Load a switch of policy pol with job JOB registered, or with jobs 2 also
+ * job BC_JOB2, each then at home in its own half of the pool; 0 or -1.
+ */
 static int load_switch(struct t_net *net, struct esa *e, int nvals, int workers,
-		       int pol)
+		       int pol, int jobs)
 {
 	char err[ESA_ERR_LEN];
 	struct esa_opts o;
@@ -57,15 +66,60 @@ static int load_switch(struct t_net *net, struct esa *e, int nvals, int workers,
 		fprintf(stderr, "esa_bench: %s\n", err);
 		return -1;
 	}
-	/* the PS behind the workers' port: its acks (atp) arrive there too */
-	j = t_job(workers, T_PS_W, 255, JOB);
-	if (t_port_register(e, net->sw0) || t_port_register(e, net->sw1) ||
-	    t_job_add(e, JOB, &j, err, sizeof(err))) {
-		fprintf(stderr, "esa_bench: setup: %s\n", err);
+	if (t_port_register(e, net->sw0) || t_port_register(e, net->sw1)) {
+		fprintf(stderr, "esa_bench: cannot register the ports\n");
 		esa_close(e);
 		return -1;
 	}
+	for (int k = 0; k < jobs; k++) {
+		__u16 id = k ? BC_JOB2 : JOB;
+
+		/* the PS behind the workers' port: its acks (atp) arrive there too */
+		j = t_job(workers, T_PS_W, 255, id);
+		if (jobs > 1) {
+			j.region_size = o.slots / jobs;
+			j.region_base = k * j.region_size;
+		}
+		if (t_job_add(e, id, &j, err, sizeof(err))) {
+			fprintf(stderr, "esa_bench: setup: %s\n", err);
+			esa_close(e);
+			return -1;
+		}
+	}
 	return 0;
+}
+
+/* The driver, for the stream of job JOB's ranks through switch e. */
+static struct esa_bench_bpf *driver_load(struct t_net *net, struct esa *e, int nvals,
+					 int workers)
+{
+	struct esa_bench_bpf *b = esa_bench_bpf__open();
+
+	if (!b)
+		return NULL;
+	b->rodata->bench_cfg.nvals = nvals;
+	b->rodata->bench_cfg.slots = e->cfg.slots;
+	b->rodata->bench_cfg.nworkers = workers;
+	b->rodata->bench_cfg.job = JOB;
+	b->rodata->bench_cfg.worker_ip = t_worker_ip(0);
+	b->rodata->bench_cfg.switch_ip = t_ip(T_SW_IP);
+	b->rodata->bench_cfg.worker_port = htons(T_WORKER_PORT + JOB);
+	b->rodata->bench_cfg.ps_ip = t_ip(T_PS_W);
+	b->rodata->bench_cfg.ps_port = htons(T_PS_PORT);
+	/* acks from the MAC the switch reaches the PS at (policy atp) */
+	if (esa_parse_mac(T_PS_W_MAC, b->rodata->bench_cfg.ps_mac))
+		goto fail;
+	t_worker_mac(0, b->rodata->bench_cfg.worker_mac);
+	memcpy(b->rodata->bench_cfg.switch_mac, net->sw0_mac, 6);
+	bpf_map__set_max_entries(b->maps.floor_slots, e->cfg.slots);
+	bpf_map__set_max_entries(b->maps.floor_acc, e->cfg.slots);
+	bpf_map__set_value_size(b->maps.floor_acc, nvals * sizeof(__u64));
+	if (!esa_bench_bpf__load(b))
+		return b;
+	fprintf(stderr, "esa_bench: cannot load the driver\n");
+fail:
+	esa_bench_bpf__destroy(b);
+	return NULL;
 }
 
 /* The stream must have been aggregated, not dropped or sent away. */
@@ -102,35 +156,13 @@ static int bench_one(struct t_net *net, int nvals, int workers, __u32 n,
 	struct t_pkt p;
 	int len, rc = -1;
 
-	if (load_switch(net, &e, nvals, workers, ESA_POLICY_ESA))
+	if (load_switch(net, &e, nvals, workers, ESA_POLICY_ESA, 1))
 		return -1;
-	if (load_switch(net, &a, nvals, workers, ESA_POLICY_ATP))
+	if (load_switch(net, &a, nvals, workers, ESA_POLICY_ATP, 1))
 		goto out;
-
-	b = esa_bench_bpf__open();
+	b = driver_load(net, &e, nvals, workers);
 	if (!b)
 		goto out;
-	b->rodata->bench_cfg.nvals = nvals;
-	b->rodata->bench_cfg.slots = e.cfg.slots;
-	b->rodata->bench_cfg.nworkers = workers;
-	b->rodata->bench_cfg.job = JOB;
-	b->rodata->bench_cfg.worker_ip = t_worker_ip(0);
-	b->rodata->bench_cfg.switch_ip = t_ip(T_SW_IP);
-	b->rodata->bench_cfg.worker_port = htons(T_WORKER_PORT + JOB);
-	b->rodata->bench_cfg.ps_ip = t_ip(T_PS_W);
-	b->rodata->bench_cfg.ps_port = htons(T_PS_PORT);
-	/* acks from the MAC the switch reaches the PS at (policy atp) */
-	if (esa_parse_mac(T_PS_W_MAC, b->rodata->bench_cfg.ps_mac))
-		goto out;
-	t_worker_mac(0, b->rodata->bench_cfg.worker_mac);
-	memcpy(b->rodata->bench_cfg.switch_mac, net->sw0_mac, 6);
-	bpf_map__set_max_entries(b->maps.floor_slots, e.cfg.slots);
-	bpf_map__set_max_entries(b->maps.floor_acc, e.cfg.slots);
-	bpf_map__set_value_size(b->maps.floor_acc, nvals * sizeof(__u64));
-	if (esa_bench_bpf__load(b)) {
-		fprintf(stderr, "esa_bench: cannot load the driver\n");
-		goto out;
-	}
 
 	for (int i = 0; i < nvals; i++)
 		vals[i] = (i * 2654435761u) >> 8;
@@ -168,6 +200,184 @@ out:
 	esa_close(&a);
 	esa_close(&e);
 	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Aggregate throughput on 1 and 2 cores (bench_cores.h)               */
+/* ------------------------------------------------------------------ */
+
+struct cores_cell {
+	double	mpps[BC_CPUS];	/* on 1 core, on 2 */
+	double	idle_pct, others_pct;	/* of the machine, over the cell */
+	__u64	results;
+};
+
+/* The switch's counters of the cell's jobs, summed. */
+static void cores_counters(struct esa *e, struct esa_counters *sum)
+{
+	struct esa_counters c;
+
+	memset(sum, 0, sizeof(*sum));
+	for (__u32 job = JOB; job <= BC_JOB2; job++) {
+		if (esa_counters_read(e, job, &c))
+			continue;
+		for (int k = 0; k < __ESA_C_MAX; k++)
+			sum->c[k] += c.c[k];
+	}
+}
+
+/*
+ * Every chunk sent completed in the switch and nothing else happened to
+ * it; every completion was a result the driver or bc_check_last() checked,
+ * and every sum was right.
+ */
+static int cores_verify(struct esa *e, int kase, int nvals, __u64 chunks,
+			__u64 results, __u64 bad, __u64 other)
+{
+	struct esa_counters c;
+	int wrong = 0;
+
+	if (kase == BC_FLOOR) {
+		wrong = results || other;
+	} else {
+		cores_counters(e, &c);
+		wrong = c.c[ESA_C_COMPLETED] != chunks || results != chunks ||
+			c.c[ESA_C_COLLISION] || c.c[ESA_C_PREEMPT_CAUSED] ||
+			c.c[ESA_C_DROP_HEADER] || c.c[ESA_C_DROP_SPOOF] ||
+			c.c[ESA_C_DROP_NOROUTE];
+		if (wrong)
+			fprintf(stderr, "esa_bench: cores %s, values=%d: %llu chunks sent, "
+				"%llu completed, %llu results checked, %llu collisions, "
+				"%llu preemptions\n", bc_case_names[kase], nvals,
+				(unsigned long long)chunks,
+				(unsigned long long)c.c[ESA_C_COMPLETED],
+				(unsigned long long)results,
+				(unsigned long long)c.c[ESA_C_COLLISION],
+				(unsigned long long)c.c[ESA_C_PREEMPT_CAUSED]);
+	}
+	if (bad || other)
+		fprintf(stderr, "esa_bench: cores %s, values=%d: %llu wrong sums, %llu "
+			"packets made into something else than a result\n",
+			bc_case_names[kase], nvals, (unsigned long long)bad,
+			(unsigned long long)other);
+	return wrong || bad || other ? -1 : 0;
+}
+
+/* The driver's lanes and what every rank sends, into switch e (or XDP_TX). */
+static int cores_driver(struct esa_bench_bpf *b, struct esa *e, int kase,
+			const __s32 *vals)
+{
+	int target = kase == BC_FLOOR ? bpf_program__fd(b->progs.bench_tx) : e->prog_fd;
+	__s32 all[ESA_MAX_VALUES] = {};
+	__u32 zero = 0;
+
+	memcpy(all, vals, sizeof(all));
+	return bpf_map_update_elem(bpf_map__fd(b->maps.bench_target), &zero, &target,
+				   BPF_ANY) ||
+	       bpf_map_update_elem(bpf_map__fd(b->maps.bench_vals), &zero, all, BPF_ANY) ||
+	       bc_lanes(b, kase);
+}
+
+static int cores_cell(struct t_net *net, int kase, int nvals, int workers, __u32 n,
+		      int rounds, struct cores_cell *res)
+{
+	__u64 results = 0, bad = 0, other = 0, sent = 0, b0, i0, b1, i1;
+	struct esa_bench_bpf *b = NULL;
+	__s32 vals[ESA_MAX_VALUES] = {};
+	struct bc_run run = {};
+	struct timespec c0, c1;
+	struct esa e = {};
+	__u8 pkt[4096];
+	int rc = -1;
+
+	if (load_switch(net, &e, nvals, workers, ESA_POLICY_ESA, 2))
+		return -1;
+	b = driver_load(net, &e, nvals, workers);
+	/* small enough that workers of them sum exactly in int32 */
+	for (int i = 0; i < nvals; i++)
+		vals[i] = (i * 2654435761u) >> 8;
+	if (!b || cores_driver(b, &e, kase, vals))
+		goto out;
+	run = (struct bc_run){ .b = b, .pkt = pkt, .n = n - n % workers,
+			       .nvals = nvals, .workers = workers };
+	{
+		struct t_pkt p = t_data(net, JOB, 0, 0, 0, vals, nvals);
+
+		run.len = t_build(&p, pkt);
+	}
+	memset(res, 0, sizeof(*res));
+	bc_stat(&b0, &i0);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+	for (int r = 0; r < rounds; r++) {
+		for (int k = 1; k <= BC_CPUS; k++) {
+			double m = bc_run_once(&run, net->sw0, k, &results, &bad, &other);
+
+			if (m < 0)
+				goto out;
+			sent += (__u64)k * run.n;
+			if (m > res->mpps[k - 1])
+				res->mpps[k - 1] = m;
+		}
+	}
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+	bc_stat(&b1, &i1);
+	res->idle_pct = bc_idle_pct(b0, i0, b1, i1);
+	/* ours: CPU time of this process over the machine's (clock ticks) */
+	res->others_pct = 100 - res->idle_pct -
+		100.0 * ((c1.tv_sec - c0.tv_sec) + (c1.tv_nsec - c0.tv_nsec) * 1e-9) /
+		((double)(b1 - b0 + i1 - i0) / sysconf(_SC_CLK_TCK));
+	if (res->others_pct < 0)	/* the clocks' granularities differ */
+		res->others_pct = 0;
+	if (!bc_lane_sums(b, &results, &bad, &other) &&
+	    !cores_verify(&e, kase, nvals, sent / workers, results, bad, other))
+		rc = 0;
+	res->results = results;
+out:
+	esa_bench_bpf__destroy(b);
+	esa_close(&e);
+	return rc;
+}
+
+/* The throughput table and its summary lines; 0, or -1 if a check failed. */
+static int bench_cores(struct t_net *net, int workers, __u32 n, int rounds)
+{
+	static const int sizes[] = { 256, ESA_MAX_VALUES };
+	struct cores_cell res;
+	__u64 b0, i0, b1, i1;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < BC_CPUS) {
+		printf("\nAggregate throughput on 1 and 2 cores: not measured (one CPU)\n");
+		return 0;
+	}
+	bc_stat(&b0, &i0);
+	usleep(1000000);
+	bc_stat(&b1, &i1);
+	printf("\nAggregate throughput on 1 and 2 cores: threads pinned to CPUs 0 and 1,\n"
+	       "each driving %u packets through bench_lane; Mpps by the wall clock of the\n"
+	       "whole run, fastest of %d.  apart: each core its own job, at home in its own\n"
+	       "half of the pool; shared: both cores take one job's stream, so each chunk's\n"
+	       "ranks reach its slot from both; floor: the shared stream into XDP_TX, the\n"
+	       "harness alone.  Every result checked.  The machine's idle share in the\n"
+	       "second before: %.0f%%; others: what else ran during the cell.\n\n",
+	       n - n % workers, rounds, bc_idle_pct(b0, i0, b1, i1));
+	printf("%7s %6s %12s %13s %6s %7s %9s %8s\n", "case", "values", "1 core Mpps",
+	       "2 cores Mpps", "scale", "idle %", "others %", "results");
+	for (int i = 0; i < 2; i++) {
+		for (int kase = 0; kase < BC_NCASES; kase++) {
+			if (cores_cell(net, kase, sizes[i], workers, n, rounds, &res))
+				return -1;
+			printf("%7s %6d %12.2f %13.2f %6.2f %7.0f %9.0f %8llu\n",
+			       bc_case_names[kase], sizes[i], res.mpps[0], res.mpps[1],
+			       res.mpps[1] / res.mpps[0], res.idle_pct, res.others_pct,
+			       (unsigned long long)res.results);
+			printf("bench-cores: case=%s values=%d mpps_1=%.2f mpps_2=%.2f scale=%.2f "
+			       "idle_pct=%.0f others_pct=%.0f\n", bc_case_names[kase], sizes[i],
+			       res.mpps[0], res.mpps[1], res.mpps[1] / res.mpps[0],
+			       res.idle_pct, res.others_pct);
+			fflush(stdout);
+		}
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -300,18 +510,19 @@ int main(int argc, char **argv)
 {
 	static const int sizes[] = { 32, 64, 256, ESA_MAX_VALUES };
 	struct result res[4];
-	int workers = 8, rounds = 15, opt;
+	int workers = 8, rounds = 15, opt, cores_only = 0;
 	__u32 n = 96000;
 	struct t_net net;
 
-	while ((opt = getopt(argc, argv, "n:r:w:o:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:w:o:C")) != -1) {
 		switch (opt) {
 		case 'n': n = strtoul(optarg, NULL, 0); break;
 		case 'r': rounds = atoi(optarg); break;
 		case 'w': workers = atoi(optarg); break;
 		case 'o': object = optarg; break;
+		case 'C': cores_only = 1; break;
 		default:
-			fprintf(stderr, "usage: esa_bench [-n PACKETS] [-r ROUNDS] [-w WORKERS] [-o OBJECT]\n");
+			fprintf(stderr, "usage: esa_bench [-n PACKETS] [-r ROUNDS] [-w WORKERS] [-o OBJECT] [-C]\n");
 			return 2;
 		}
 	}
@@ -327,6 +538,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "esa_bench: cannot set up a network namespace (root?)\n");
 		return 1;
 	}
+	if (cores_only)
+		return bench_cores(&net, workers, n, rounds) ? 1 : 0;
 	printf("ESA data plane: ns per data packet under BPF_PROG_TEST_RUN, one core,\n"
 	       "fastest of %d runs of %u packets; a job of %d workers, so per chunk 1\n"
 	       "claim, %d adds and 1 completion (result multicast with the PS's copy;\n"
@@ -356,6 +569,8 @@ int main(int argc, char **argv)
 	printf("bench: values=%d esa_ns=%.1f floor_add_ns=%.1f ratio=%.2f esa_gelem_s=%.2f "
 	       "add_gelem_s=%.2f\n", ESA_MAX_VALUES, res[3].esa, res[3].add,
 	       res[3].esa / res[3].add, ESA_MAX_VALUES / res[3].esa, ESA_MAX_VALUES / res[3].add);
+	if (bench_cores(&net, workers, n, rounds))
+		return 1;
 	bench_user(rounds);
 	return 0;
 }
