@@ -208,6 +208,7 @@ out:
 
 struct cores_cell {
 	double	mpps[BC_CPUS];	/* on 1 core, on 2 */
+	double	oncpu[BC_CPUS];	/* the same from the threads' time on their CPUs */
 	double	idle_pct, others_pct;	/* of the machine, over the cell */
 	__u64	results;
 };
@@ -310,13 +311,16 @@ static int cores_cell(struct t_net *net, int kase, int nvals, int workers, __u32
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	for (int r = 0; r < rounds; r++) {
 		for (int k = 1; k <= BC_CPUS; k++) {
-			double m = bc_run_once(&run, net->sw0, k, &results, &bad, &other);
+			double oc, m = bc_run_once(&run, net->sw0, k, &oc, &results, &bad,
+						   &other);
 
 			if (m < 0)
 				goto out;
 			sent += (__u64)k * run.n;
 			if (m > res->mpps[k - 1])
 				res->mpps[k - 1] = m;
+			if (oc > res->oncpu[k - 1])
+				res->oncpu[k - 1] = oc;
 		}
 	}
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
@@ -357,23 +361,28 @@ static int bench_cores(struct t_net *net, int workers, __u32 n, int rounds)
 	       "whole run, fastest of %d.  apart: each core its own job, at home in its own\n"
 	       "half of the pool; shared: both cores take one job's stream, so each chunk's\n"
 	       "ranks reach its slot from both; floor: the shared stream into XDP_TX, the\n"
-	       "harness alone.  Every result checked.  The machine's idle share in the\n"
-	       "second before: %.0f%%; others: what else ran during the cell.\n\n",
+	       "harness alone.  on-CPU: the threads' rates summed, each from its time on\n"
+	       "its CPU (the kernel's timer of the run stops while the thread yields it).\n"
+	       "Every result checked.  The machine's idle share in the second before:\n"
+	       "%.0f%%; others: the share of the machine that other work took in the cell.\n\n",
 	       n - n % workers, rounds, bc_idle_pct(b0, i0, b1, i1));
-	printf("%7s %6s %12s %13s %6s %7s %9s %8s\n", "case", "values", "1 core Mpps",
-	       "2 cores Mpps", "scale", "idle %", "others %", "results");
+	printf("%7s %6s %12s %13s %6s %9s %8s %7s %9s %8s\n", "case", "values",
+	       "1 core Mpps", "2 cores Mpps", "scale", "on-CPU 1", "on-CPU 2", "scale",
+	       "idle %", "others %");
 	for (int i = 0; i < 2; i++) {
 		for (int kase = 0; kase < BC_NCASES; kase++) {
 			if (cores_cell(net, kase, sizes[i], workers, n, rounds, &res))
 				return -1;
-			printf("%7s %6d %12.2f %13.2f %6.2f %7.0f %9.0f %8llu\n",
+			printf("%7s %6d %12.2f %13.2f %6.2f %9.2f %8.2f %7.2f %9.0f %8.0f\n",
 			       bc_case_names[kase], sizes[i], res.mpps[0], res.mpps[1],
-			       res.mpps[1] / res.mpps[0], res.idle_pct, res.others_pct,
-			       (unsigned long long)res.results);
+			       res.mpps[1] / res.mpps[0], res.oncpu[0], res.oncpu[1],
+			       res.oncpu[1] / res.oncpu[0], res.idle_pct, res.others_pct);
 			printf("bench-cores: case=%s values=%d mpps_1=%.2f mpps_2=%.2f scale=%.2f "
+			       "oncpu_1=%.2f oncpu_2=%.2f oncpu_scale=%.2f results=%llu "
 			       "idle_pct=%.0f others_pct=%.0f\n", bc_case_names[kase], sizes[i],
 			       res.mpps[0], res.mpps[1], res.mpps[1] / res.mpps[0],
-			       res.idle_pct, res.others_pct);
+			       res.oncpu[0], res.oncpu[1], res.oncpu[1] / res.oncpu[0],
+			       (unsigned long long)res.results, res.idle_pct, res.others_pct);
 			fflush(stdout);
 		}
 	}

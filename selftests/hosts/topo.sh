@@ -18,6 +18,15 @@
 # host linked straight NAPI by GRO (ethtool) instead of the XDP_PASS
 # program, leaving its XDP hook free (AF_XDP: libesa's, esa-ps's program).
 #
+# TOPO_QUEUES=N (default 1; at most the number of CPUs) gives a host linked
+# straight N transmit queues and its switch port N receive queues
+# (topo_queues): veth hands a frame to the peer's receive queue of the queue
+# it was sent on, and that queue's NAPI runs on the sending CPU, so with XPS
+# sending from CPU c on queue c mod N, a sender on CPU c reaches the switch
+# on its port's queue c, and one port's frames are switched on every CPU at
+# once.  The host keeps one receive queue: an AF_XDP socket (libesa's,
+# esa-ps's) is bound to one queue, queue 0.
+#
 # Every veth and bridge has MTU $TOPO_MTU (3500): the largest vector, 856
 # values, is a 3476-byte IP packet, and native XDP on veth takes a peer MTU
 # of at most 3506 (one single-buffer frame: a page less headroom and
@@ -74,6 +83,7 @@ topo_host() {
 	if [ -z "$wire" ]; then
 		ip link add p$i mtu $TOPO_MTU netns $SW type veth \
 			peer name eth0 mtu $TOPO_MTU netns $h || return 1
+		[ "${TOPO_QUEUES:-1}" = 1 ] || topo_queues $i $TOPO_QUEUES || return 1
 	else
 		local w=$P-w$i
 		ip netns add $w || return 1
@@ -102,6 +112,22 @@ topo_host() {
 		ip -n $h link set dev eth0 xdpdrv obj $B/esa_pass.bpf.o sec xdp || return 1
 	fi
 	TOPO_HOSTS="$TOPO_HOSTS $i"
+}
+
+# topo_queues I N: N receive queues on port pI, N transmit queues on host
+# I's eth0, which sends from CPU c on queue c mod N (XPS).  A veth has as
+# many queues as CPUs, one of each in use unless told (ethtool -L).
+topo_queues() {
+	local h=$P-h$1 q=$2 k c mask ncpu
+	ncpu=$(nproc)
+	ip netns exec $SW ethtool -L p$1 rx $q tx 1 || return 1
+	ip netns exec $h ethtool -L eth0 rx 1 tx $q || return 1
+	for k in $(seq 0 $((q - 1))); do
+		mask=0
+		for c in $(seq $k $q $((ncpu - 1))); do mask=$((mask | 1 << c)); done
+		ip netns exec $h sh -c "printf %x $mask > /sys/class/net/eth0/queues/tx-$k/xps_cpus" ||
+			return 1
+	done
 }
 
 # topo_rack I N: port pI leads to a rack, a bridge (ns $P-wI) with N hosts
