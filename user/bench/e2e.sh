@@ -31,6 +31,10 @@
 # topo_shape_host; UDP only, and more CPU per packet here).  Everything created
 # is removed on exit, interrupted or not.
 #
+# With -Q N each switch port has N receive queues and its host N transmit
+# queues, a rank on CPU c sending on queue c mod N (topo.sh's TOPO_QUEUES):
+# one port's frames are switched on every CPU at once.  Straight links only.
+#
 # With -R ROUNDS the whole sweep runs ROUNDS times over, and each cell's
 # number is its fastest round (every round's sums checked): the machine is
 # shared, and rounds spread every configuration over its quiet and busy
@@ -38,7 +42,7 @@
 #
 # usage: user/bench/e2e.sh [ -r RANKS ] [ -m SIZES ] [ -n REPS ] [ -c CONFIGS ]
 #                          [ -L RATE ] [ -S ifb|wire ] [ -W WINDOW ]
-#                          [ -E "KEY=VALUE ..." ] [ -M MTU ]
+#                          [ -E "KEY=VALUE ..." ] [ -M MTU ] [ -Q QUEUES ]
 #                          [ -R ROUNDS ] [ -o DIR ] [ -p ] [ -q ]
 set -u
 cd "$(dirname "$0")/../.."
@@ -54,6 +58,7 @@ SHAPE=wire
 WINDOW=
 LIBKV=
 MTU=3500
+QUEUES=1
 OUT=$B/e2e
 PERF=0
 PERFARG=
@@ -81,6 +86,8 @@ usage() {
   -E SETTINGS more libesa settings for every ESA configuration, e.g.
               "timeout_ms=50 rcvbuf=8388608" (docs/library.md)
   -M MTU      every link's MTU ($MTU; 856 values need 3440, native XDP takes 3500)
+  -Q QUEUES   receive queues a switch port has, transmit queues its host
+              has ($QUEUES; at most the CPUs; straight links only)
   -R ROUNDS   run the sweep ROUNDS times, each cell's fastest round counts ($ROUNDS)
   -o DIR      where results, logs, the table and the plot go ($OUT)
   -p          profile: perf record -a -g over each timed region, into
@@ -90,7 +97,7 @@ usage() {
 EOF
 	exit "${1:-0}"
 }
-while getopts "r:m:n:c:L:S:W:E:M:R:o:pqh" o; do
+while getopts "r:m:n:c:L:S:W:E:M:Q:R:o:pqh" o; do
 	case $o in
 	r) RANKS=$OPTARG ;;
 	m) SIZES=$OPTARG ;;
@@ -101,6 +108,7 @@ while getopts "r:m:n:c:L:S:W:E:M:R:o:pqh" o; do
 	W) WINDOW=$OPTARG ;;
 	E) LIBKV=$OPTARG ;;
 	M) MTU=$OPTARG ;;
+	Q) QUEUES=$OPTARG ;;
 	R) ROUNDS=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	p) PERF=1 ;;
@@ -133,10 +141,14 @@ for r in ${RANKS//,/ }; do [ "$r" -le 64 ] || die "-r: at most 64 ranks"; done
 case $ROUNDS in ''|*[!0-9]*|0) die "-R: a number of rounds, 1 or more" ;; esac
 case $MTU in ''|*[!0-9]*) die "-M: an MTU in bytes" ;; esac
 [ "$MTU" -ge 1280 ] && [ "$MTU" -le 3500 ] || die "-M: 1280 to 3500 (native XDP on veth)"
+case $QUEUES in ''|*[!0-9]*|0) die "-Q: a number of queues, 1 or more" ;; esac
+[ "$QUEUES" -le "$(nproc)" ] || die "-Q: at most $(nproc) queues (a veth has one a CPU)"
 [ -z "$WINDOW" ] || case $WINDOW in *[!0-9]*) die "-W: a number of chunks" ;; esac
 for kv in $LIBKV; do [[ $kv =~ ^[a-z_]+=[^=]+$ ]] || die "-E: KEY=VALUE words, not \"$kv\""; done
 [ -z "$RATE" ] || [[ $RATE =~ ^[0-9.]+[kmg]?(bit|bps)$ ]] || die "-L: a rate like 1gbit, not \"$RATE\""
 case $SHAPE in ifb|wire) ;; *) die "-S: ifb or wire, not \"$SHAPE\"" ;; esac
+[ "$QUEUES" = 1 ] || [ -z "$RATE" ] || [ "$SHAPE" = ifb ] ||
+	die "-Q: straight links only, not with -L and -S wire"
 
 # The largest vector the links carry: IP, UDP and ESA headers, 4 bytes a
 # value, a multiple of 8, at most ESA_MAX_VALUES.
@@ -188,7 +200,7 @@ topo_switch || die "cannot create the switch namespace"
 WIRE=
 [ -n "$RATE" ] && [ "$SHAPE" = wire ] && WIRE=wire
 for h in $(seq 1 $MAXR) 250; do
-	TOPO_NAPI=gro topo_host $h $WIRE || die "cannot create host $h"
+	TOPO_QUEUES=$QUEUES TOPO_NAPI=gro topo_host $h $WIRE || die "cannot create host $h"
 	if [ -n "$RATE" ] && [ -n "$WIRE" ]; then
 		topo_shape $h "$RATE" || die "cannot shape host $h's link to $RATE"
 	elif [ -n "$RATE" ]; then
