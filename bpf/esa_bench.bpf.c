@@ -87,9 +87,9 @@ static __always_inline __u16 csum(struct iphdr *ip)
 }
 
 /* The stream's headers of its packet n: job, from port (rank n % period). */
-static __always_inline int bench_headers(struct ethhdr *eth, struct iphdr *ip,
-					 struct udphdr *udp, struct esa_hdr *h,
-					 __u64 n, __u16 job, __be16 port)
+static __always_inline void bench_headers(struct ethhdr *eth, struct iphdr *ip,
+					  struct udphdr *udp, struct esa_hdr *h,
+					  __u64 n, __u16 job, __be16 port)
 {
 	__u32 period = bench_cfg.nworkers + !!bench_ack;
 	__u32 rank = n % period, seq = n / period;
@@ -123,7 +123,6 @@ static __always_inline int bench_headers(struct ethhdr *eth, struct iphdr *ip,
 	h->seq = bpf_htonl(seq);
 	h->reason = 0;
 	h->resv = 0;
-	return 0;
 }
 
 /* Drop the metadata a multicast left behind; the frame's headers, or NULL. */
