@@ -16,4 +16,8 @@ void esa_notify_job(struct esa_net *en, struct esa_kjob *j, u8 cmd,
 		    gfp_t gfp);
 void esa_notify(struct esa_net *en, u8 cmd, u32 id, u32 gen);
 
+/* The job id a request names (netlink_jobs.c), or an error in its extack. */
+struct genl_info;
+int esa_nl_job_id(struct genl_info *info, u32 *id);
+
 #endif /* _ESA_NETLINK_H */

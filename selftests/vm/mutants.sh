@@ -55,7 +55,7 @@ mutate() {
 	nobind)
 		sed -i 's/if (likely(cookie == net->net_cookie))/if (1)/' "$d/kmod/kfunc.c" ;;
 	nofloor)
-		sed -i 's/if (\*lease_ms \&\& \*lease_ms < ESA_LEASE_MS_MIN) {/if (0) {/' "$d/kmod/netlink.c" ;;
+		sed -i 's/if (\*lease_ms \&\& \*lease_ms < ESA_LEASE_MS_MIN) {/if (0) {/' "$d/kmod/netlink_jobs.c" ;;
 	usedgen)
 		# The old fast path: a packet marks its generation used itself.
 		python3 - "$d/kmod/registry.h" <<'EOF'
