@@ -263,15 +263,19 @@ __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 reg,
 	p.ip->frag_off = bpf_htons(IP_DF);
 	p.ip->id = (__u16)(++cpu->bcast);
 	p.udp->source = esa_cfg.port;
-	p.udp->check = 0;
 	if (esa_port_skb(ctx->ingress_ifindex)) {
 		p.h->resv = 0;
 		esa_ip_csum(p.ip);
+		if (esa_udp_csum(&p, (void *)(long)ctx->data_end))
+			return esa_drop(c, ESA_C_DROP_INTERNAL);
 		return esa_fan_by_tc(ctx, c, jid, reg, ps_copy);
 	}
 	p.h->resv = ps_copy ? 0 : ESA_RESV_NO_PS;
 	esa_stamp_reg(p.eth->h_source, reg);	/* egress checks it */
-	esa_ip_csum(p.ip);	/* a valid frame even before egress */
+	/* a valid frame even before egress; each copy adjusts both sums */
+	esa_ip_csum(p.ip);
+	if (esa_udp_csum(&p, (void *)(long)ctx->data_end))
+		return esa_drop(c, ESA_C_DROP_INTERNAL);
 	esa_fan_mtu(ctx, c, fan, ps_copy);
 	return bpf_redirect_map(devmap, 0, BPF_F_BROADCAST);
 
@@ -421,6 +425,8 @@ static __always_inline int esa_address(struct esa_pkt *p, __u32 jid,
 		if (!port)
 			port = b->sport;
 	}
+	esa_csum_replace(&p->udp->check, p->ip->daddr, m->ip);
+	esa_csum_replace(&p->udp->check, p->udp->dest, port);
 	p->ip->daddr = m->ip;
 	p->udp->dest = port;
 	return 0;
@@ -443,6 +449,7 @@ static __always_inline int esa_egress(struct xdp_md *ctx, __u32 ifindex)
 	struct esa_counters *c;
 	__u32 jid, i;
 	struct esa_pkt p;
+	__u16 *rw, w;
 	int no_ps;
 
 	if (esa_parse(ctx, &p))
@@ -474,7 +481,10 @@ static __always_inline int esa_egress(struct xdp_md *ctx, __u32 ifindex)
 		return esa_drop(c, ESA_C_COPY_DROP);
 	m = &fan->m[i];
 	no_ps = p.h->resv & ESA_RESV_NO_PS;
+	rw = (__u16 *)&p.h->reason;	/* the checksum's word: reason, resv */
+	w = *rw;
 	p.h->resv = 0;
+	esa_csum_replace(&p.udp->check, w, *rw);
 	if (m->rank == ESA_MEMBER_PS && no_ps)
 		return XDP_DROP;	/* the PS has it: policy atp's ACK */
 	if (esa_address(&p, jid, fan, m))

@@ -215,6 +215,73 @@ static __always_inline void esa_ip_csum(struct iphdr *ip)
 	ip->check = (__u16)~s;
 }
 
+/* A one's complement sum of 16-bit words, folded to 16 bits. */
+static __always_inline __u16 esa_csum_fold(__u64 s)
+{
+	s = (s & 0xffffffff) + (s >> 32);
+	s = (s & 0xffffffff) + (s >> 32);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return (__u16)s;
+}
+
+/*
+ * A UDP checksum from its sum; 0 means "no checksum", so a sum that
+ * complements to 0 is sent as 0xffff (RFC 768).
+ */
+static __always_inline __u16 esa_udp_check(__u64 s)
+{
+	__u16 c = ~esa_csum_fold(s);
+
+	return c ? c : 0xffff;
+}
+
+/*
+ * The UDP checksum of the packet at p, over its pseudo header, its UDP and
+ * ESA headers and nvals values, as the packet is now: once per sum.  The
+ * words are summed as they lie in memory, which gives the checksum in the
+ * order it is stored (RFC 1071: the sum does not depend on byte order).
+ * Non-zero if the values are not all in the frame.
+ */
+static __always_inline int esa_udp_csum(struct esa_pkt *p, void *end)
+{
+	const __u32 *w = (const __u32 *)p->udp;
+	const __u32 *v = (const __u32 *)(p->h + 1);
+	__u64 s;
+	__u32 i;
+
+	if ((void *)v + esa_cfg.nvals * sizeof(__u32) > end)
+		return 1;
+	p->udp->check = 0;
+	s = (__u64)p->ip->saddr + p->ip->daddr + bpf_htons(IPPROTO_UDP) +
+	    p->udp->len;
+#pragma unroll
+	for (i = 0; i < (sizeof(struct udphdr) + ESA_HDR_LEN) / 4; i++)
+		s += w[i];
+	for (i = 0; i < ESA_MAX_VALUES && i < esa_cfg.nvals; i += 8) {
+#pragma unroll
+		for (int j = 0; j < 8; j++)
+			s += v[i + j];
+	}
+	p->udp->check = esa_udp_check(s);
+	return 0;
+}
+
+/*
+ * A field of the packet changed from `from` to `to` (16 or 32 bits, as
+ * loaded): its UDP checksum follows by RFC 1624's eqn. 3, HC' = ~(~HC +
+ * ~m + m'), the copy's rewrite instead of a sum over the values.  A packet
+ * without a checksum (0) keeps none.  A 16-bit field's zero-extended
+ * complement adds 0xffff, which is 0 in one's complement.
+ */
+static __always_inline void esa_csum_replace(__sum16 *check, __u32 from,
+					     __u32 to)
+{
+	if (!*check)
+		return;
+	*check = esa_udp_check((__u64)(__u16)~*check + (__u32)~from + to);
+}
+
 /* MACs in packets and maps sit 2-byte aligned: compare and copy by halves. */
 static __always_inline int esa_mac_eq(const __u8 *a, const __u8 *b)
 {

@@ -13,7 +13,8 @@
 # Both ranks are behind one port, as in a rack.  fanout_probe.py sends the
 # ranks' DATA out of hb1 and listens on hb1 and hb2: each rank must get one
 # copy of the sum addressed to its own MAC, address and port, and the PS
-# one to its own.  Prints TAP lines (no plan); exit status 1 on a failure.
+# one to its own, each with a right IP and UDP checksum.  Prints TAP lines
+# (no plan); exit status 1 on a failure.
 set -u
 esactl=$1 probe=$2 mode=$3
 pin=/sys/fs/bpf/esa-fanout-$$
@@ -61,13 +62,15 @@ copies() {
 	/usr/bin/python3 -c 'import json, sys
 for c in json.loads(sys.argv[1])[sys.argv[2]]:
     print(c["dmac"], "%s:%d" % (c["dst"], c["dport"]), c["src"],
-          "sum" if c["sum_ok"] else "badsum", "csum" if c["ip_csum_ok"] else "badcsum")' "$out" "$1" | sort
+          "sum" if c["sum_ok"] else "badsum", "csum" if c["ip_csum_ok"] else "badcsum",
+          "udpcsum" if c["udp_csum_ok"] else "badudpcsum")' "$out" "$1" | sort
 }
-want1=$(printf '%s\n' "$R0 10.9.1.2:5000 10.255.0.1 sum csum" "$R1 10.9.1.3:5001 10.255.0.1 sum csum" | sort)
-want2="$PSMAC 10.9.2.2:9000 10.255.0.1 sum csum"
-t "$mode fan-out: the two ranks behind ea1 each got one copy, addressed to its own MAC, address and port, from the switch" \
+want1=$(printf '%s\n' "$R0 10.9.1.2:5000 10.255.0.1 sum csum udpcsum" \
+	"$R1 10.9.1.3:5001 10.255.0.1 sum csum udpcsum" | sort)
+want2="$PSMAC 10.9.2.2:9000 10.255.0.1 sum csum udpcsum"
+t "$mode fan-out: the two ranks behind ea1 each got one copy, addressed to its own MAC, address and port, from the switch, its IP and UDP checksums right" \
 	[ "$(copies hb1)" = "$want1" ]
-t "$mode fan-out: the PS behind ea2 got one copy, addressed to it" [ "$(copies hb2)" = "$want2" ]
+t "$mode fan-out: the PS behind ea2 got one copy, addressed to it, its checksums right" [ "$(copies hb2)" = "$want2" ]
 t "$mode fan-out: the switch counted 2 result copies and 1 to the PS, none dropped" sh -c "
 	'$esactl' -d $pin -j stats show job 3 | /usr/bin/python3 -c '
 import json, sys

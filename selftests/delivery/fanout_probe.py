@@ -8,7 +8,8 @@ Sends one DATA frame per rank (AF_PACKET, out of IFACE `send`) for chunk
 listens on every interface of `listen` (comma-separated) for `wait`
 seconds and prints one JSON object: the copies of the chunk's RESULT each
 interface received, with their destination MAC, address and UDP port, and
-whether their values are the exact sum.  The test around it says what it
+whether their values are the exact sum and their IP and UDP checksums
+right (a UDP checksum of 0 is not: GRO cannot coalesce such results).  The test around it says what it
 expects (one copy per rank, addressed to it; one to the PS).
 
 Keys: send, listen, dmac (the switch port's MAC), sw (switch address),
@@ -39,6 +40,17 @@ def csum(b):
     s = (s & 0xffff) + (s >> 16)
     s = (s & 0xffff) + (s >> 16)
     return ~s & 0xffff
+
+
+def udp_csum_ok(ip, udp):
+    """Does the UDP datagram udp of IP header ip carry a checksum, and a
+    right one?  0 is none (legal for IPv4, but the kernel's UDP GRO will
+    not coalesce such datagrams); summed with its pseudo header, a right
+    one leaves 0."""
+    if udp[6:8] == b"\0\0":
+        return False
+    pseudo = ip[12:20] + struct.pack("!BBH", 0, 17, len(udp))
+    return csum(pseudo + udp + b"\0" * (len(udp) & 1)) == 0
 
 
 def uapi_version():
@@ -82,10 +94,12 @@ def parse_result(buf, o):
     if h[1] != RESULT or h[4] != o["job"] or h[7] != o["seq"]:
         return None
     nv = h[8]
+    ulen = struct.unpack("!H", udp[4:6])[0]
     vals = struct.unpack_from("<%di" % nv, buf, 42 + HDR.size)
     return {"dmac": mac_str(buf[0:6]), "dst": socket.inet_ntoa(ip[16:20]),
             "dport": dport, "src": socket.inet_ntoa(ip[12:16]),
             "ip_csum_ok": csum(ip) == 0,
+            "udp_csum_ok": udp_csum_ok(ip, buf[34:34 + ulen]),
             "sum_ok": list(vals) == o["expect"][:nv]}
 
 

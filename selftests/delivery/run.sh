@@ -30,7 +30,8 @@
 # workers.  Then, per mode, a PS the switch has no next hop for: the sum
 # reaches it through the kernel stack, is refused, and the resend makes it
 # good.  Then generic mode's fan-out against another XDP program's
-# metadata (fanout_meta.sh).  Prints TAP.  KEEP=1 keeps the logs.
+# metadata (fanout_meta.sh).  First, one chunk's copies raw on the wire in
+# each mode, checksums and all (fanout_one.sh).  Prints TAP.  KEEP=1 keeps the logs.
 set -u
 cd "$(dirname "$0")/../.."
 B=${OUTPUT:-build}
@@ -315,6 +316,29 @@ meta() {
 	done <$LOG/meta.tap
 }
 
+# wire MODE: one chunk's result copies as they are on the wire, raw
+# (fanout_one.sh, the VM suite's check, in a namespace of its own): each
+# addressed to its member, the sum exact, the IP and UDP checksums right
+# (a UDP checksum of 0 would keep the hosts' GRO from coalescing results).
+wire() {
+	local ns=$P-wire-$1 line
+	ip netns add $ns || { nok "wire $1: namespace"; return; }
+	ip netns exec $ns sh -c "ip link set lo up
+		selftests/delivery/fanout_one.sh $PWD/$B/esactl \
+			$PWD/selftests/delivery/fanout_probe.py $1" >$LOG/wire-$1.tap 2>&1
+	ip netns del $ns
+	grep -q '^ok - ' $LOG/wire-$1.tap || nok "wire $1: fanout_one.sh ran"
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) ok "wire: ${line#ok - }" ;;
+		"not ok - "*) nok "wire: ${line#not ok - }"
+			grep '^# ' $LOG/wire-$1.tap ;;
+		esac
+	done <$LOG/wire-$1.tap
+}
+
+wire native
+wire generic
 mode native esa
 mode native atp
 mode generic esa

@@ -244,6 +244,7 @@ static int expect_result(struct g_env *self, __u16 job, __u32 seq,
 {
 	struct t_pkt p = t_data(&self->n, job, completer, seq, prio, sum, NV);
 	struct esa_job j;
+	int len;
 
 	if (esa_job_read(&self->e, job, &j))
 		return -1;
@@ -256,7 +257,9 @@ static int expect_result(struct g_env *self, __u16 job, __u32 seq,
 	p.flags = flags;
 	p.rank = ESA_RANK_NONE;
 	p.bitmap = esa_full_mask(W);
-	return t_build(&p, buf);
+	len = t_build(&p, buf);
+	t_udp_csum_set(buf, len);	/* once per sum; each copy adjusts it */
+	return len;
 }
 
 /* Step st's packet as the switch rewrites it toward a PS (out: how). */
@@ -578,6 +581,21 @@ static void g_send(struct __test_metadata *_metadata, struct g_env *self,
 	}
 }
 
+/*
+ * A sum's copy as egress passes it (not a unicast: a held sum): its UDP
+ * checksum right, for the hosts' GRO.
+ */
+static void g_check_copy(struct __test_metadata *_metadata,
+			 const struct t_run *w, int k)
+{
+	const struct esa_hdr *h = (const void *)(w->pkt + T_HDRS);
+
+	if (w->len < T_HDRS + sizeof(*h) || h->type != ESA_T_RESULT ||
+	    h->reason == ESA_R_HOLD)
+		return;
+	EXPECT_TRUE(t_udp_csum_ok(w->pkt, w->len)) TH_LOG("step %d", k);
+}
+
 /* G_EGRESS: the egress program on the frame the last send left. */
 static void g_egress(struct __test_metadata *_metadata, struct g_env *self,
 		     const struct g_step *st, int k)
@@ -589,6 +607,7 @@ static void g_egress(struct __test_metadata *_metadata, struct g_env *self,
 	ASSERT_EQ(st->verdict, w.verdict) TH_LOG("step %d", k);
 	if (w.verdict != XDP_PASS)
 		return;
+	g_check_copy(_metadata, &w, k);
 	if (st->member)
 		expect_worker_copy(_metadata, self, &w, st->member - 1, st->job);
 	g_check_hdr(_metadata, self, &st->hdr, &w, k);

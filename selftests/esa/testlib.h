@@ -220,6 +220,57 @@ static inline __u16 t_csum(const void *p, int len)
 	return ~s;
 }
 
+/*
+ * The one's complement sum of the UDP datagram in frame f (len bytes, IPv4
+ * without options) and its pseudo header, folded; -1 if the lengths
+ * disagree.  A right checksum makes it 0xffff.
+ */
+static inline int t_udp_sum(const __u8 *f, int len)
+{
+	const struct iphdr *ip = (const void *)(f + sizeof(struct ethhdr));
+	const struct udphdr *udp = (const void *)(ip + 1);
+	int ulen = len - (int)(sizeof(struct ethhdr) + sizeof(*ip));
+	const __u8 *u = (const void *)udp;
+	__u32 s = 0;
+
+	if (ulen < (int)sizeof(*udp) || ntohs(udp->len) != ulen)
+		return -1;
+	s += (ip->saddr & 0xffff) + (ip->saddr >> 16);
+	s += (ip->daddr & 0xffff) + (ip->daddr >> 16);
+	s += htons(IPPROTO_UDP) + udp->len;
+	for (int i = 0; i + 1 < ulen; i += 2)
+		s += u[i] | u[i + 1] << 8;
+	if (ulen & 1)
+		s += u[ulen - 1];
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return s;
+}
+
+/*
+ * Does the UDP datagram in frame f carry a right checksum?  0 is none: the
+ * kernel's UDP GRO would not coalesce it.
+ */
+static inline int t_udp_csum_ok(const __u8 *f, int len)
+{
+	const struct udphdr *udp = (const void *)(f + sizeof(struct ethhdr) +
+						  sizeof(struct iphdr));
+
+	return udp->check && t_udp_sum(f, len) == 0xffff;
+}
+
+/* Give the UDP datagram in frame f its checksum (0 sent as 0xffff). */
+static inline void t_udp_csum_set(__u8 *f, int len)
+{
+	struct udphdr *udp = (void *)(f + sizeof(struct ethhdr) +
+				      sizeof(struct iphdr));
+	__u16 c;
+
+	udp->check = 0;
+	c = ~t_udp_sum(f, len);
+	udp->check = c ? c : 0xffff;
+}
+
 /* Serialise p into buf; returns the frame length. */
 static inline int t_build(const struct t_pkt *p, __u8 *buf)
 {
