@@ -265,6 +265,7 @@ __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 reg,
 	p.udp->source = esa_cfg.port;
 	if (esa_port_skb(ctx->ingress_ifindex)) {
 		p.h->resv = 0;
+		p.ip->id = 0;	/* the wire's: as egress leaves it */
 		esa_ip_csum(p.ip);
 		if (esa_udp_csum(&p, (void *)(long)ctx->data_end))
 			return esa_drop(c, ESA_C_DROP_INTERNAL);
@@ -489,6 +490,14 @@ static __always_inline int esa_egress(struct xdp_md *ctx, __u32 ifindex)
 		return XDP_DROP;	/* the PS has it: policy atp's ACK */
 	if (esa_address(&p, jid, fan, m))
 		return esa_drop(c, ESA_C_COPY_DROP);
+	/*
+	 * The broadcast's number was for the copies' count above; on the wire
+	 * every result has id 0 (DF set: an atomic datagram, RFC 6864), so
+	 * that the hosts' GRO takes a member's results as one flow: it
+	 * coalesces only ids that stay fixed or grow by one, and broadcasts
+	 * from several CPUs and jobs interleave theirs.
+	 */
+	p.ip->id = 0;
 	esa_ip_csum(p.ip);
 	CNT(c, m->rank == ESA_MEMBER_PS ? ESA_C_PS_COPY_TX : ESA_C_RESULT_TX);
 	return XDP_PASS;

@@ -583,7 +583,7 @@ static void g_send(struct __test_metadata *_metadata, struct g_env *self,
 
 /*
  * A sum's copy as egress passes it (not a unicast: a held sum): its UDP
- * checksum right, for the hosts' GRO.
+ * checksum right and IP id 0, for the hosts' GRO (one flow).
  */
 static void g_check_copy(struct __test_metadata *_metadata,
 			 const struct t_run *w, int k)
@@ -594,6 +594,8 @@ static void g_check_copy(struct __test_metadata *_metadata,
 	    h->reason == ESA_R_HOLD)
 		return;
 	EXPECT_TRUE(t_udp_csum_ok(w->pkt, w->len)) TH_LOG("step %d", k);
+	EXPECT_EQ(0, ((const struct iphdr *)(w->pkt + sizeof(struct ethhdr)))->id)
+		TH_LOG("step %d", k);
 }
 
 /* G_EGRESS: the egress program on the frame the last send left. */

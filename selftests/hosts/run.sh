@@ -298,6 +298,34 @@ d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 def job(j): return [x for x in d["jobs"] if x["job"] == j][0]
 print(eval(sys.argv[2]))' "$@" 2>/dev/null
 }
+
+# ps_gro: esa-ps takes the switch's result copies coalesced (UDP_GRO), each
+# on its own: 8 copies in one GSO send on loopback (gso_results.py), which
+# reach its socket as one datagram of 8 with their size: 8 results, all
+# counted coalesced, none dropped.  In a namespace of its own.
+ps_gro_seen() {	# ps_gro_seen PID: the counters (SIGUSR1) show all 8
+	kill -USR1 $1 2>/dev/null
+	tail -n 1 $LOG/psgro.json | grep -q '"rx_result":8,'
+}
+ps_gro() {
+	local ns=$P-gro pid rc=0
+	ip netns add $ns || return 1
+	ip -n $ns link set lo up
+	ip netns exec $ns $B/esa-ps -j -s 127.0.0.1 --values 32 job 1 ps 127.0.0.1:9000 \
+		workers 127.0.0.1:5000 127.0.0.1:5001 >$LOG/psgro.json 2>$LOG/psgro.err &
+	pid=$!
+	topo_until 30 grep -q serving $LOG/psgro.err &&
+	ip netns exec $ns $TOPO_PY selftests/hosts/gso_results.py 127.0.0.1:7680 \
+		127.0.0.1:9000 1 2 32 8 &&
+	topo_until 30 ps_gro_seen $pid || rc=1
+	kill -TERM $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	ip netns del $ns
+	[ $rc = 0 ] || return 1
+	json $LOG/psgro.json 'job(1)["rx_result"] == 8 and d["nojob"]["rx_coalesced"] == 8 and
+		sum(v for k, v in d["total"].items() if k.startswith("drop_")) == 0' | grep -qx True
+}
+check "esa-ps: 8 result copies coalesced in one receive (UDP_GRO): each taken, counted coalesced" ps_gro
 jobs_ok() { [ "$(json $1 'all(x["ok"] for x in d["jobs"])')" = True ]; }
 # slots JOB: the slots stamped with the job, now.
 slots() {

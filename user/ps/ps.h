@@ -56,6 +56,8 @@ enum ps_counter {
 	PS_C_TX_UDP,		/* on AF_XDP: packets sent by UDP instead (the
 				 * next hop not resolved yet, or every send
 				 * frame still posted) */
+	PS_C_RX_COALESCED,	/* datagrams that came coalesced by GRO
+				 * (UDP_GRO), two or more in one receive */
 	__PS_C_MAX,
 };
 

@@ -32,6 +32,14 @@
 #define BATCH		64
 #define MAX_SOCKS	64
 #define BUFSZ		(ESA_HDR_LEN + 4 * ESA_MAX_VALUES + 64)	/* longer: not ours */
+/* A received message: up to 64 KB of datagrams GRO coalesced (UDP_GRO) */
+#define GRO_BYTES	65536
+#ifndef UDP_GRO
+#define UDP_GRO		104
+#endif
+#ifndef SOL_UDP
+#define SOL_UDP		17
+#endif
 
 static inline uint64_t now_ns(void)
 {

@@ -39,6 +39,7 @@ static const char *const ps_counter_help[__PS_C_MAX] = {
 	[PS_C_NO_SWITCH]	= "ACKs needed without a switch address",
 	[PS_C_TX_ERROR]		= "Packets the socket refused",
 	[PS_C_TX_UDP]		= "On AF_XDP: packets sent by UDP instead (next hop not resolved, frames posted)",
+	[PS_C_RX_COALESCED]	= "Datagrams received coalesced by GRO (UDP_GRO)",
 };
 
 static bool is_drop(int c)

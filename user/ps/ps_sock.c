@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "ps_daemon.h"
 
@@ -45,6 +46,8 @@ static int open_sock(const struct sockaddr_in *a)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big)))
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+	/* the switch's result copies, coalesced by GRO: sock_rx() splits them */
+	setsockopt(fd, SOL_UDP, UDP_GRO, &(int){ 1 }, sizeof(int));
 	if (bind(fd, (const struct sockaddr *)a, sizeof(*a))) {
 		inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
 		die("cannot bind %s:%u: %s", ip, ntohs(a->sin_port), strerror(errno));

@@ -45,6 +45,7 @@ const char *const ps_counter_names[__PS_C_MAX] = {
 	[PS_C_NO_SWITCH]	= "no_switch",
 	[PS_C_TX_ERROR]		= "tx_error",
 	[PS_C_TX_UDP]		= "tx_udp",
+	[PS_C_RX_COALESCED]	= "rx_coalesced",
 };
 
 void ps_note(struct ps *ps, int c)
