@@ -710,7 +710,7 @@ static void coalescing(struct simswitch *s)
  * which loopback delivers whole to a socket with UDP_GRO, with their
  * segment size; each result must land in its own buffer (kept as the FETCH
  * cache entry), garbage and duplicates inside a batch ignored.  And the
- * same with udp_gro=0, the default (the kernel splits them again).
+ * same with udp_gro=0 (the kernel splits them again).
  */
 static void test_gro(void)
 {

@@ -49,7 +49,7 @@ esa_config *esa_config_new(void)
 	c->io = ESA_IO_UDP;
 	c->queue = 0;
 	c->xdp_workers = 2;
-	c->udp_gro = 0;		/* the XDP switch's results cannot coalesce */
+	c->udp_gro = -1;	/* on, unless link_delay_us holds datagrams */
 	return c;
 }
 

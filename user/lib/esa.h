@@ -109,9 +109,10 @@ int esa_version(void);
  *                   UMEM they share for that many like it (default 2)
  *   udp_gro         0|1: io=udp takes the switch's results coalesced by the
  *                   kernel's GRO (UDP_GRO), each in a buffer of its own
- *                   (default 0: the kernel coalesces only datagrams with a
- *                   UDP checksum, and the XDP switch sends its results
- *                   without; the udp_gro counter says if the socket took it)
+ *                   (default: on, unless link_delay_us is set; the kernel
+ *                   coalesces only datagrams with a UDP checksum, which
+ *                   the XDP switch gives its results; the udp_gro counter
+ *                   says if the socket took it)
  */
 esa_config *esa_config_new(void);
 void esa_config_free(esa_config *c);

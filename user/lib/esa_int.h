@@ -62,7 +62,8 @@ struct esa_config {
 	int	queue;			/* AF_XDP: the interface's queue */
 	int	xdp_workers;		/* AF_XDP: workers of a process sharing a
 					 * queue's UMEM (the first sizes it) */
-	int	udp_gro;		/* UDP: results coalesced (UDP_GRO) */
+	int	udp_gro;		/* UDP: results coalesced (UDP_GRO); -1: unless
+					 * link_delay_us */
 	int	link_delay_us;		/* emulated one-way link delay (delay.c) */
 	char	ifname[ESA_IFNAMSIZ];	/* AF_XDP: "" = the route to the switch */
 	char	netns[256];

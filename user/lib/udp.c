@@ -124,7 +124,8 @@ static int send_socket(struct esa_worker *w, char *err, size_t len)
 			u->gso = 0;
 	}
 	u->gro = 0;
-	if (w->cfg.udp_gro && !setsockopt(fd, SOL_UDP, UDP_GRO, &(int){ 1 }, sizeof(int)))
+	if ((w->cfg.udp_gro > 0 || (w->cfg.udp_gro < 0 && !w->cfg.link_delay_us)) &&
+	    !setsockopt(fd, SOL_UDP, UDP_GRO, &(int){ 1 }, sizeof(int)))
 		u->gro = gro_segs(w);
 	w->st.udp_gro = u->gro > 0;
 	return fd;
