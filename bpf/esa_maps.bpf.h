@@ -241,7 +241,8 @@ static __always_inline __u16 esa_udp_check(__u64 s)
  * ESA headers and nvals values, as the packet is now: once per sum.  The
  * words are summed as they lie in memory, which gives the checksum in the
  * order it is stored (RFC 1071: the sum does not depend on byte order).
- * Non-zero if the values are not all in the frame.
+ * Loaded with udp-csum off: 0, no checksum.  Non-zero if the values are
+ * not all in the frame.
  */
 static __always_inline int esa_udp_csum(struct esa_pkt *p, void *end)
 {
@@ -253,6 +254,8 @@ static __always_inline int esa_udp_csum(struct esa_pkt *p, void *end)
 	if ((void *)v + esa_cfg.nvals * sizeof(__u32) > end)
 		return 1;
 	p->udp->check = 0;
+	if (esa_cfg.flags & ESA_CFG_F_NO_UDP_CSUM)
+		return 0;	/* and each copy keeps none */
 	s = (__u64)p->ip->saddr + p->ip->daddr + bpf_htons(IPPROTO_UDP) +
 	    p->udp->len;
 #pragma unroll

@@ -36,6 +36,11 @@ struct esa_cfg {
  * PS shared by many jobs on one link carries only their fallbacks.
  */
 #define ESA_CFG_F_NO_PS_COPY	0x1
+/*
+ * Results with UDP checksum 0, as before the hosts' GRO took them: saves
+ * the switch the sum over the values (docs/evaluation.md has its cost).
+ */
+#define ESA_CFG_F_NO_UDP_CSUM	0x2
 
 /* ------------------------------------------------------------------------ */
 /* Jobs (the map registry; esa.ko keeps its own)                             */

@@ -333,7 +333,8 @@ int esa_load(struct esa *e, const struct esa_opts *o, char *err, size_t len)
 	cfg.slots = o->slots;
 	cfg.max_jobs = max_jobs;
 	cfg.stale_ms = o->stale_ms;
-	cfg.flags = o->no_ps_copy ? ESA_CFG_F_NO_PS_COPY : 0;
+	cfg.flags = (o->no_ps_copy ? ESA_CFG_F_NO_PS_COPY : 0) |
+		    (o->no_udp_csum ? ESA_CFG_F_NO_UDP_CSUM : 0);
 	cfg.addr = o->addr;
 	cfg.policy = o->policy;
 	cfg.kfunc = !!kfunc;

@@ -27,6 +27,7 @@ struct esa_opts {
 	__be32	addr;		/* switch address or 0 */
 	__u8	policy;		/* enum esa_policy */
 	__u8	no_ps_copy;	/* results to the workers only (ESA_CFG_F_NO_PS_COPY) */
+	__u8	no_udp_csum;	/* results with UDP checksum 0 (ESA_CFG_F_NO_UDP_CSUM) */
 	int	kfunc;		/* -1: auto, 0: maps, 1: esa.ko kfuncs */
 	const char *object;	/* BPF object file; NULL: built in */
 };

@@ -37,7 +37,8 @@ _esactl()
 	case $obj:$cmd:$prev in
 	prog:load:policy) COMPREPLY=($(compgen -W 'esa atp switchml' -- "$cur")); return ;;
 	prog:load:mode) COMPREPLY=($(compgen -W 'auto maps kfunc' -- "$cur")); return ;;
-	prog:load:*) COMPREPLY=($(compgen -W 'port values slots jobs policy stale addr mode' -- "$cur")); return ;;
+	prog:load:ps-copy|prog:load:udp-csum) COMPREPLY=($(compgen -W 'on off' -- "$cur")); return ;;
+	prog:load:*) COMPREPLY=($(compgen -W 'port values slots jobs policy stale addr mode ps-copy udp-csum' -- "$cur")); return ;;
 	dev:attach:mode) COMPREPLY=($(compgen -W 'native generic' -- "$cur")); return ;;
 	dev:attach:attach|dev:detach:detach)
 		COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur")); return ;;

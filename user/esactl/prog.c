@@ -25,7 +25,7 @@ static int usage_prog(void)
 		"Usage: esactl prog load [ port PORT ] [ values N ] [ slots N ] [ jobs N ]\n"
 		"                        [ policy { esa | atp | switchml } ] [ stale MSEC ]\n"
 		"                        [ addr ADDR ] [ mode { auto | maps | kfunc } ]\n"
-		"                        [ ps-copy { on | off } ]\n"
+		"                        [ ps-copy { on | off } ] [ udp-csum { on | off } ]\n"
 		"       esactl prog unload\n"
 		"       esactl prog show\n"
 		"Loads one program for every port, pinned under %s.\n", pin_dir);
@@ -91,6 +91,11 @@ static int prog_load(int argc, char **argv)
 			if (strcmp(*argv, "on") && strcmp(*argv, "off"))
 				return fail("ps-copy \"%s\": on or off", *argv);
 			o.no_ps_copy = !strcmp(*argv, "off");
+		} else if (matches(*argv, "udp-csum")) {
+			NEXT_ARG();
+			if (strcmp(*argv, "on") && strcmp(*argv, "off"))
+				return fail("udp-csum \"%s\": on or off", *argv);
+			o.no_udp_csum = !strcmp(*argv, "off");
 		} else if (matches(*argv, "mode")) {
 			NEXT_ARG();
 			if (!strcmp(*argv, "auto"))
@@ -192,6 +197,7 @@ void print_cfg(const struct esa_cfg *c)
 	out_u64("jobs", "jobs %llu ", c->max_jobs);
 	out_u64("stale_ms", "stale %llums ", c->stale_ms);
 	out_str("ps_copy", "ps-copy %s ", c->flags & ESA_CFG_F_NO_PS_COPY ? "off" : "on");
+	out_str("udp_csum", "udp-csum %s ", c->flags & ESA_CFG_F_NO_UDP_CSUM ? "off" : "on");
 	out_str("registry", "registry %s\n", c->kfunc ? "esa.ko" : "maps");
 }
 

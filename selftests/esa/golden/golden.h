@@ -33,6 +33,7 @@ struct g_env {
 	struct esa_place pl[ESA_PLACES];	/* a hook's places */
 	__u32 reg, gen;		/* what a hook keeps for a later one */
 	__u64 stamp;
+	bool no_udp_csum;	/* loaded with udp-csum off */
 };
 
 typedef void g_hook(struct __test_metadata *_metadata, struct g_env *self);
@@ -282,6 +283,7 @@ struct g_case {
 	__u8	policy;
 	__u32	stale_ms;
 	bool	no_copy;	/* without result copies for the PS */
+	bool	no_udp_csum;	/* results without a UDP checksum (udp-csum off) */
 	/* what the ranks send instead of the fixture's values */
 	void	(*values)(struct g_env *self);
 	/* what a result must carry, written out (else the ranks' sum) */

@@ -263,6 +263,16 @@ static const struct g_case g_results[] = {
 		{ EGRESS(JA, SW0), .verdict = XDP_PASS,
 		  .ctr = { C(JA, COMPLETED, 1) } },
 	} },
+	{ .name = "udp_csum_off_sends_results_without_one",
+	  .what = "udp-csum off: results as before, UDP checksum 0 in the "
+		  "broadcast and in every copy",
+	  .no_udp_csum = true,
+	  .steps = {
+		ALL(JA, 250, 1, XDP_REDIRECT),
+		COPY_TO(JA, SW0, 0),
+		COPY_TO(JA, SW0, 1),
+		COPY_TO(JA, SW0, 2),
+	} },
 	{ .name = "ps_sum_goes_to_the_workers",
 	  .what = "a sum the PS finished (ESA_T_SUM) goes to the job's workers "
 		  "as their result, with the PS's reason, never back to the PS; "
