@@ -322,8 +322,8 @@ ps_gro() {
 	wait $pid 2>/dev/null
 	ip netns del $ns
 	[ $rc = 0 ] || return 1
-	json $LOG/psgro.json 'job(1)["rx_result"] == 8 and d["nojob"]["rx_coalesced"] == 8 and
-		sum(v for k, v in d["total"].items() if k.startswith("drop_")) == 0' | grep -qx True
+	json $LOG/psgro.json '(job(1)["rx_result"] == 8 and d["nojob"]["rx_coalesced"] == 8 and
+		sum(v for k, v in d["total"].items() if k.startswith("drop_")) == 0)' | grep -qx True
 }
 check "esa-ps: 8 result copies coalesced in one receive (UDP_GRO): each taken, counted coalesced" ps_gro
 jobs_ok() { [ "$(json $1 'all(x["ok"] for x in d["jobs"])')" = True ]; }
