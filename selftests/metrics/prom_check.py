@@ -145,8 +145,9 @@ def ps(psjson, text):
         hist_equal(samples, "esa_ps_chunk_seconds", j["chunk_hist"], j["chunk_ns_sum"] * 1e-9,
                    job=j["job"])
         hists += sum(j["chunk_hist"])
-    if any(st["nojob"].values()):
-        n += counters(samples, "esa_ps", st["nojob"], "esa_ps_drops_total")
+    # no job's row: the counters that moved (ps_metrics.c prints only those)
+    moved = {k: v for k, v in st["nojob"].items() if v}
+    n += counters(samples, "esa_ps", moved, "esa_ps_drops_total")
     if value(samples, "esa_ps_jobs") != len(st["jobs"]):
         raise Bad("esa_ps_jobs")
     if not hists:
