@@ -280,12 +280,14 @@ SRC_EXT = (".c", ".h", ".sh", ".py", ".mk", ".md", ".yaml", ".map", ".json",
 
 
 def tree_files():
-    """The tree's files (not build/ nor .git/), as paths from TOP."""
+    """The tree's files, as paths from TOP: not build/, .git/ nor vm/
+    (the VM suite's cache holds whole kernel trees: reading them took
+    minutes and let a kernel file answer for a name of ours)."""
     out = []
     for d, dirs, files in os.walk(TOP):
         rel = os.path.relpath(d, TOP)
         dirs[:] = [x for x in dirs if not x.startswith(".") and
-                   not (rel == "." and x == "build")]
+                   not (rel == "." and x in ("build", "vm"))]
         out += [os.path.normpath(os.path.join(rel, f)) for f in files]
     return out
 
