@@ -195,8 +195,13 @@ TEST_F_TIMEOUT(slow, rmmod_with_a_monitor_and_a_dump_in_flight, K_TIMEOUT)
 	ASSERT_EQ(0, setsockopt(esa_nl_fd(mon), SOL_SOCKET, SO_RCVBUFFORCE,
 				&big, sizeof(big)));
 	ASSERT_EQ(0, esa_nl_join_events(mon));
+	/* Half the jobs leased, so that rmmod finds lease timers armed; a
+	 * minute, not ESA_LEASE_MS_MIN: on a debug kernel the adds and the
+	 * dump outlast 100 ms, the leases ran out mid-dump and the dump was
+	 * (rightly) flagged as interrupted.
+	 */
 	for (int id = 0; id < 100; id++) {
-		j.lease_ms = id % 2 ? 0 : ESA_LEASE_MS_MIN;
+		j.lease_ms = id % 2 ? 0 : 60000;
 		ASSERT_EQ(0, esa_nl_job_add(nl, id, &j));
 	}
 	ASSERT_EQ(0, esa_nl_job_dump(nl, in_flight_cb, &f));
