@@ -16,14 +16,19 @@ Keys: send, listen, dmac (the switch port's MAC), sw (switch address),
 job, seq [1], values [256], wait [1.0], and per rank r: rank<r>=MAC/IP:PORT.
 """
 import json
+import os
 import select
 import socket
 import struct
 import sys
 import time
 
-HDR = struct.Struct("!BBBBHHQIHBB")
-DATA, RESULT = 1, 2
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "pylib"))
+import esa_wire  # noqa: E402  (the wire format, from the UAPI header)
+
+HDR = esa_wire.HDR
+DATA, RESULT = esa_wire.TYPES["data"], esa_wire.TYPES["result"]
 ESA_PORT = 7680
 
 
@@ -51,21 +56,6 @@ def udp_csum_ok(ip, udp):
         return False
     pseudo = ip[12:20] + struct.pack("!BBH", 0, 17, len(udp))
     return csum(pseudo + udp + b"\0" * (len(udp) & 1)) == 0
-
-
-def uapi_version():
-    """ESA_VERSION from the UAPI header (in the tree, or where the VM
-    suite puts it beside this file's directory): never a guess, which
-    the switch would drop as another version."""
-    import os
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                        "../../include/uapi/linux/esa.h")
-    with open(path) as f:
-        for line in f:
-            w = line.split()
-            if len(w) >= 3 and w[:2] == ["#define", "ESA_VERSION"]:
-                return int(w[2])
-    raise SystemExit("no ESA_VERSION in " + path)
 
 
 def data_frame(o, r, rmac, rip, rport, vals):
@@ -108,7 +98,7 @@ def main():
     if "send" not in o or "listen" not in o:
         sys.exit(__doc__)
     o["job"], o["seq"] = int(o["job"]), int(o.get("seq", "1"))
-    o["version"] = uapi_version()
+    o["version"] = esa_wire.VERSION
     nv = int(o.get("values", "256"))
     ranks = sorted((int(k[4:]), v) for k, v in o.items() if k.startswith("rank"))
     listen = o["listen"].split(",")

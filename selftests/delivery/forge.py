@@ -16,8 +16,6 @@ import struct
 import sys
 import time
 
-TYPES = {"data": 1, "result": 2, "partial": 3, "collision": 4, "ack": 5,
-         "fetch": 6}
 
 
 def mac(s):
@@ -31,19 +29,11 @@ def csum(b):
     return ~s & 0xffff
 
 
-def uapi_version():
-    """ESA_VERSION, from the one definition of the wire format."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                        "../../include/uapi/linux/esa.h")
-    with open(path) as f:
-        for line in f:
-            w = line.split()
-            if len(w) >= 3 and w[:2] == ["#define", "ESA_VERSION"]:
-                return w[2]
-    raise SystemExit("no ESA_VERSION in " + path)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "pylib"))
+import esa_wire  # noqa: E402  (the wire format, from the UAPI header)
 
-
-VERSION = uapi_version()
+TYPES, VERSION, HDR = esa_wire.TYPES, esa_wire.VERSION, esa_wire.HDR
 
 
 def frame(o, seq):
@@ -55,7 +45,7 @@ def frame(o, seq):
     count = int(o.get("count", 0 if t == 6 else nvals))
     body = b"" if t == 6 else struct.pack("<%di" % nvals,
                                           *([int(o.get("val", 1))] * nvals))
-    esa = struct.pack("!BBBBHHQIHBB", int(o.get("version", VERSION)), t,
+    esa = HDR.pack(int(o.get("version", VERSION)), t,
                       int(o.get("flags", "0"), 0),
                       int(o.get("prio", 0)), int(o["job"]), rank, bitmap,
                       seq & 0xffffffff, count, int(o.get("reason", 0)),

@@ -5,26 +5,17 @@
 (IP:PORT, the switch's) to TO (IP:PORT, the PS), in one UDP GSO send: on
 loopback the receiver gets them whole, as GRO hands a socket with UDP_GRO
 results coalesced.  Exit status 0 when the kernel took the send."""
+import os
 import socket
 import struct
 import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "pylib"))
+import esa_wire  # noqa: E402  (the wire format, from the UAPI header)
 
-HDR = struct.Struct("!BBBBHHQIHBB")
-RESULT, RANK_NONE = 2, 0xffff
+HDR, RANK_NONE = esa_wire.HDR, esa_wire.RANK_NONE
+RESULT = esa_wire.TYPES["result"]
 UDP_SEGMENT = 103
-
-
-def uapi_version():
-    """ESA_VERSION from the UAPI header, never a guess."""
-    import os
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                        "../../include/uapi/linux/esa.h")
-    with open(path) as f:
-        for line in f:
-            w = line.split()
-            if len(w) >= 3 and w[:2] == ["#define", "ESA_VERSION"]:
-                return int(w[2])
-    raise SystemExit("no ESA_VERSION in " + path)
 
 
 def addr(s):
@@ -37,7 +28,7 @@ def main():
         sys.exit(__doc__)
     frm, to = addr(sys.argv[1]), addr(sys.argv[2])
     job, workers, nv, n = (int(x) for x in sys.argv[3:7])
-    v = uapi_version()
+    v = esa_wire.VERSION
     pkts = [HDR.pack(v, RESULT, 0, 0, job, RANK_NONE, (1 << workers) - 1, seq,
                      nv, 0, 0) + struct.pack("<%di" % nv, *([seq] * nv))
             for seq in range(1, n + 1)]

@@ -30,33 +30,23 @@ import datetime
 import heapq
 import os
 import socket
-import struct
 import subprocess
 import sys
 import threading
 import time
 
-HDR = struct.Struct("!BBBBHHQIHBB")
-DATA, RESULT = 1, 2
-RESEND, OVERFLOW = 1, 2
 NV = 256
 WORLD = 2
 SLOW_JOB, SLOW_S = 4, 0.2     # the switch holds this job's results 200 ms
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def uapi_version():
-    """ESA_VERSION, from the one definition of the wire format."""
-    path = os.path.join(HERE, "../../include/uapi/linux/esa.h")
-    with open(path) as f:
-        for line in f:
-            w = line.split()
-            if len(w) >= 3 and w[:2] == ["#define", "ESA_VERSION"]:
-                return int(w[2])
-    raise SystemExit("no ESA_VERSION in " + path)
-
-
-VERSION = uapi_version()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "pylib"))
+import esa_wire  # noqa: E402  (the wire format, from the UAPI header)
+HDR, VERSION = esa_wire.HDR, esa_wire.VERSION
+DATA, RESULT = esa_wire.TYPES["data"], esa_wire.TYPES["result"]
+RESEND, OVERFLOW = esa_wire.FLAGS["resend"], esa_wire.FLAGS["overflow"]
 
 
 class Switch(threading.Thread):

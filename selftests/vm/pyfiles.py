@@ -18,8 +18,8 @@ sys.argv = ['cli.py', '--spec', spec, '--no-schema', '--output-json',
 import argparse, json, json.decoder, json.encoder, pprint, time  # noqa
 import ipaddress, uuid, random, socket, struct, collections  # noqa
 import enum, functools, importlib, yaml  # noqa
-# And selftests/delivery/fanout_probe.py.
-import select  # noqa
+# And selftests/delivery/fanout_probe.py with selftests/pylib/esa_wire.py.
+import select, re  # noqa
 import runpy
 try:
     runpy.run_path(os.path.join(ynl_dir, 'cli.py'), run_name='__main__')

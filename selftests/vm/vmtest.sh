@@ -218,8 +218,8 @@ mkinitramfs() {
 	cp "$d/esa.ko" "${ESA_VM_KFUNC_OBJECT:-build/esa_kfunc.bpf.o}" "$out"/bin/esa_*_test \
 		"$out/bin/esa_kmod_stress" "$out/bin/esa_kfunc_bench" "$out/bin/esa_fuzz" \
 		"$out/bin/esactl" selftests/delivery/fanout_one.sh \
-		selftests/delivery/fanout_probe.py "$r/esa/"
-	# the probe's wire version: the UAPI header, where it looks from /esa
+		selftests/delivery/fanout_probe.py selftests/pylib/esa_wire.py "$r/esa/"
+	# the wire format (esa_wire.py): the UAPI header, where it looks from /esa
 	mkdir -p "$r/include/uapi/linux"
 	cp include/uapi/linux/esa.h "$r/include/uapi/linux/"
 	# fanout_one.sh turns GRO on at the ranks' veth (native XDP into a
