@@ -17,22 +17,14 @@ set -u
 cd "$(dirname "$0")/../.."
 B=${OUTPUT:-build}
 P=esaq$$
-n=0 fail=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
-skip_all() {
-	echo "ok 1 - two receive queues a port # SKIP $*"
-	echo "1..1"
-	exit 0
-}
-[ "$(id -u)" = 0 ] || skip_all "needs root"
-[ "$(nproc)" -ge 2 ] || skip_all "needs two CPUs, has $(nproc)"
-command -v bpftool >/dev/null || skip_all "no bpftool"
+. selftests/esa/tap.sh	# ok, nok, check, tap_skip_all, tap_end
+[ "$(id -u)" = 0 ] || tap_skip_all "needs root"
+[ "$(nproc)" -ge 2 ] || tap_skip_all "needs two CPUs, has $(nproc)"
+command -v bpftool >/dev/null || tap_skip_all "no bpftool"
 for f in esactl esa-ps esa-jobs esa_pass.bpf.o; do
-	[ -e $B/$f ] || skip_all "$B/$f missing (run make)"
+	[ -e $B/$f ] || tap_skip_all "$B/$f missing (run make)"
 done
-command -v ethtool >/dev/null || skip_all "no ethtool"
+command -v ethtool >/dev/null || tap_skip_all "no ethtool"
 
 . selftests/hosts/topo.sh
 VALUES=256
@@ -144,5 +136,4 @@ both_cpus() {
 }
 check "job 1's packets switched on both CPUs" both_cpus 1
 check "job 2's packets switched on both CPUs" both_cpus 2
-echo "1..$n"
-[ $fail = 0 ]
+tap_end

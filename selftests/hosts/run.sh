@@ -33,10 +33,7 @@ set -u
 cd "$(dirname "$0")/../.."
 B=${OUTPUT:-build}
 P=esah$$
-n=0 fail=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
+. selftests/esa/tap.sh	# ok, nok, check, tap_skip_all, tap_end
 
 echo "TAP version 13"
 
@@ -844,5 +841,4 @@ if [ -z "${HOSTS_NO_XDP:-}" ]; then
 	IO=udp PFX=
 fi
 
-echo "1..$n"
-[ $fail = 0 ]
+tap_end

@@ -35,16 +35,13 @@ set -u
 cd "$(dirname "$0")/../.."
 B=${OUTPUT:-build}
 P=esat$$
-n=0 fail=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
+. selftests/esa/tap.sh	# ok, nok, check, tap_skip_all, tap_end
 
 echo "TAP version 13"
 for f in esactl esa-jobs esa-ps esa_pass.bpf.o impair.bpf.o; do
-	[ -e $B/$f ] || { echo "1..0 # SKIP $B/$f missing (run make)"; exit 4; }
+	[ -e $B/$f ] || tap_skip_all "$B/$f missing (run make)"
 done
-[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 4; }
+[ "$(id -u)" = 0 ] || tap_skip_all "needs root"
 
 . selftests/tiers/topo.sh
 . selftests/hosts/topo.sh	# topo_until, TOPO_PY
@@ -352,5 +349,4 @@ multirack() {
 }
 multirack
 
-echo "1..$n"
-[ $fail = 0 ]
+tap_end
