@@ -46,7 +46,7 @@ TOOLS	 := $(OUTPUT)/esactl
 TESTS	 := $(OUTPUT)/selftests/esa_golden $(OUTPUT)/selftests/esa_fuzz \
 	    $(OUTPUT)/selftests/esa_stress $(OUTPUT)/selftests/esa_send \
 	    $(OUTPUT)/selftests/esa_policy_test $(OUTPUT)/selftests/esa_tiers \
-	    $(OUTPUT)/selftests/esa_race_test
+	    $(OUTPUT)/selftests/esa_race_test $(OUTPUT)/selftests/esa_jumbo
 BENCH	 := $(OUTPUT)/esa_bench $(OUTPUT)/esa_deliver_bench
 # BPF objects of the tests (suite 25-delivery)
 TEST_BPF := $(OUTPUT)/meta_forge.bpf.o

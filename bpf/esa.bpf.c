@@ -104,6 +104,13 @@ static __always_inline __u64 esa_slot_values(__u64 *acc, __u32 *vals, __u8 act,
 	}
 }
 
+/* Does decision act rewrite the packet's values (esa_slot_values())? */
+static __always_inline int esa_act_writes(__u8 act)
+{
+	return act == ESA_A_COMPLETE || act == ESA_A_HOLD ||
+	       act == ESA_A_PREEMPT || act == ESA_A_AGE || act == ESA_A_FLUSH;
+}
+
 /*
  * Under the slot lock: decide (esa_policy.h), then do what the decision
  * says to the values and to the slot (esa_switch.h).  No calls: everything
@@ -204,6 +211,8 @@ static __always_inline int esa_data_slot(struct xdp_md *ctx, struct esa_hdr *h,
 					 const struct esa_jinfo *ji,
 					 const struct esa_key *kp, __u64 now)
 {
+	__u32 zero = 0;
+
 	const struct esa_key k = *kp;
 	struct esa_tomb *tomb, *otomb;
 	struct esa_view view = {};
@@ -242,9 +251,25 @@ static __always_inline int esa_data_slot(struct xdp_md *ctx, struct esa_hdr *h,
 	view.policy = esa_cfg.policy;
 	view.pkt_prio = h->prio;
 	view.resend = !!(h->flags & ESA_F_RESEND);
-	bpf_spin_lock(&s->lock);
-	esa_slot_step(&st, s, acc, vals, tomb, otomb, &view, &k, &pk, now);
-	bpf_spin_unlock(&s->lock);
+	if (!vals) {	/* a multi-buffer frame's: copied out and back */
+		vals = bpf_map_lookup_elem(&esa_scratch, &zero);
+		if (!vals || bpf_xdp_load_bytes(ctx, ESA_VALS_OFF, vals,
+						esa_cfg.nvals * sizeof(__u32)))
+			return esa_drop(jc, ESA_C_DROP_INTERNAL);
+		bpf_spin_lock(&s->lock);
+		esa_slot_step(&st, s, acc, vals, tomb, otomb, &view, &k, &pk,
+			      now);
+		bpf_spin_unlock(&s->lock);
+		if (esa_act_writes(st.act) &&
+		    bpf_xdp_store_bytes(ctx, ESA_VALS_OFF, vals,
+					esa_cfg.nvals * sizeof(__u32)))
+			return esa_drop(jc, ESA_C_DROP_INTERNAL);
+	} else {
+		bpf_spin_lock(&s->lock);
+		esa_slot_step(&st, s, acc, vals, tomb, otomb, &view, &k, &pk,
+			      now);
+		bpf_spin_unlock(&s->lock);
+	}
 	esa_outcome(&o, st.act, &st.ev, st.ovf, jid, &k);
 	return esa_send_out(ctx, h, jc, st.ev.job, ji, &o);
 }
@@ -477,7 +502,11 @@ static __always_inline int esa_odd_ip(struct xdp_md *ctx, struct iphdr *ip,
 	return esa_drop(esa_ctr(esa_cfg.max_jobs), ESA_C_DROP_IP);
 }
 
-SEC("xdp")
+/*
+ * Frames of one buffer or several (xdp.frags: jumbo MTUs); the values of a
+ * multi-buffer frame go through esa_scratch (esa_data_slot()).
+ */
+SEC("xdp.frags")
 int esa_xdp(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
@@ -524,8 +553,14 @@ int esa_xdp(struct xdp_md *ctx)
 	if (bpf_ntohs(h->count) != esa_cfg.nvals)
 		return esa_drop(jc, ESA_C_DROP_COUNT);
 	vals = (void *)(h + 1);
-	if ((void *)vals + esa_cfg.nvals * sizeof(__u32) > end ||
-	    bpf_ntohs(ip->tot_len) < sizeof(*ip) + need)
+	if ((void *)vals + esa_cfg.nvals * sizeof(__u32) > end) {
+		/* multi-buffer (jumbo): esa_data_slot() copies them */
+		if (bpf_xdp_get_buff_len(ctx) <
+		    ESA_VALS_OFF + esa_cfg.nvals * sizeof(__u32))
+			return esa_drop(jc, ESA_C_DROP_TRUNC);
+		vals = NULL;
+	}
+	if (bpf_ntohs(ip->tot_len) < sizeof(*ip) + need)
 		return esa_drop(jc, ESA_C_DROP_TRUNC);
 	if (bpf_ntohs(udp->len) != need ||
 	    bpf_ntohs(ip->tot_len) != sizeof(*ip) + need)
@@ -545,7 +580,7 @@ int esa_xdp(struct xdp_md *ctx)
 /* Egress (esa_deliver.bpf.h)                                          */
 /* ------------------------------------------------------------------ */
 
-SEC("xdp/devmap")
+SEC("xdp.frags/devmap")	/* as the ingress: a devmap takes one kind */
 int esa_egress_prog(struct xdp_md *ctx)
 {
 	return esa_egress(ctx, ctx->egress_ifindex);

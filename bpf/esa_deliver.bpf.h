@@ -177,13 +177,25 @@ __esa_global int esa_to_ps(struct xdp_md *ctx, __u32 ps_job, __u32 row)
 	return esa_drop(c, esa_route_drop(rc));
 }
 
-/* Did this packet come in on a port attached in generic mode? */
-static __always_inline int esa_port_skb(__u32 ifindex)
+/* The ESA_PORT_* marks of port ifindex (esa_maps.h), 0 if none. */
+static __always_inline __u32 esa_port_flags(__u32 ifindex)
 {
 	const struct esa_port_info *pi;
 
 	pi = bpf_map_lookup_elem(&esa_portinfo, &ifindex);
-	return pi && (pi->flags & ESA_PORT_SKB);
+	return pi ? pi->flags : 0;
+}
+
+/*
+ * Is the frame in ctx, whose IP header is at ip, more than its linear part
+ * (multi-buffer XDP)?  Its IP length says: esa_xdp() took only frames of
+ * exactly that length.  No helper call on the common path.
+ */
+static __always_inline int esa_multibuf(struct xdp_md *ctx,
+					const struct iphdr *ip)
+{
+	return (void *)ip + bpf_ntohs(ip->tot_len) >
+	       (void *)(long)ctx->data_end;
 }
 
 /*
@@ -223,7 +235,9 @@ static __always_inline int esa_fan_by_tc(struct xdp_md *ctx,
  * job has no fan-out table for this registration (registered behind
  * esactl's back) or its PS's route has moved off the port the table says,
  * the sum is rewritten into a complete partial (DELIVER) and the caller
- * sends it to the PS (ESA_BCAST_TO_PS), which delivers it.  Use it through
+ * sends it to the PS (ESA_BCAST_TO_PS), which delivers it.  So is a
+ * multi-buffer sum (jumbo) at a native port without the tc fan-out
+ * (ESA_PORT_TC, esa_maps.h): a devmap cannot copy it.  Use it through
  * esa_deliver().
  */
 __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 reg,
@@ -235,7 +249,7 @@ __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 reg,
 	struct esa_cpu *cpu;
 	struct esa_addr ps;
 	struct esa_pkt p;
-	__u32 n, psi, zero = 0;
+	__u32 n, psi, pflags, zero = 0;
 	__be32 worker;
 	void *devmap;
 
@@ -263,19 +277,23 @@ __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 reg,
 	p.ip->frag_off = bpf_htons(IP_DF);
 	p.ip->id = (__u16)(++cpu->bcast);
 	p.udp->source = esa_cfg.port;
-	if (esa_port_skb(ctx->ingress_ifindex)) {
+	pflags = esa_port_flags(ctx->ingress_ifindex);
+	if ((pflags & ESA_PORT_SKB) ||
+	    ((pflags & ESA_PORT_TC) && esa_multibuf(ctx, p.ip))) {
 		p.h->resv = 0;
 		p.ip->id = 0;	/* the wire's: as egress leaves it */
 		esa_ip_csum(p.ip);
-		if (esa_udp_csum(&p, (void *)(long)ctx->data_end))
+		if (esa_udp_csum(ctx, &p))
 			return esa_drop(c, ESA_C_DROP_INTERNAL);
 		return esa_fan_by_tc(ctx, c, jid, reg, ps_copy);
 	}
+	if (esa_multibuf(ctx, p.ip))	/* no devmap copies of it (esa_maps.h) */
+		goto whole_to_ps;
 	p.h->resv = ps_copy ? 0 : ESA_RESV_NO_PS;
 	esa_stamp_reg(p.eth->h_source, reg);	/* egress checks it */
 	/* a valid frame even before egress; each copy adjusts both sums */
 	esa_ip_csum(p.ip);
-	if (esa_udp_csum(&p, (void *)(long)ctx->data_end))
+	if (esa_udp_csum(ctx, &p))
 		return esa_drop(c, ESA_C_DROP_INTERNAL);
 	esa_fan_mtu(ctx, c, fan, ps_copy);
 	return bpf_redirect_map(devmap, 0, BPF_F_BROADCAST);

@@ -37,6 +37,18 @@ struct {
 	__uint(value_size, ESA_MAX_VALUES * sizeof(__u64));
 } esa_acc SEC(".maps");
 
+/*
+ * Per CPU: the values of a multi-buffer frame (jumbo), copied out before
+ * the slot lock and back after it (no helper may run under the lock, and
+ * the frame's pages are not one range the program can address).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, ESA_MAX_VALUES * sizeof(__u32));
+} esa_scratch SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 257);
@@ -60,6 +72,10 @@ struct {
 	__type(value, struct esa_fanout);
 } esa_members SEC(".maps");
 
+/* Where the values start: IPv4 without options (esa_xdp() checks). */
+#define ESA_VALS_OFF	(sizeof(struct ethhdr) + sizeof(struct iphdr) + \
+			 sizeof(struct udphdr) + ESA_HDR_LEN)
+
 #include "esa_fan.bpf.h"	/* each job's devmap */
 
 /* Every port the switch sends on, key ifindex, with the egress program. */
@@ -78,7 +94,7 @@ struct {
 	__type(value, struct esa_route);
 } esa_routes SEC(".maps");
 
-/* The ports attached in generic mode (esa_maps.h: ESA_PORT_SKB). */
+/* The ports with the tc fan-out (esa_maps.h: ESA_PORT_SKB, ESA_PORT_TC). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 512);
@@ -236,23 +252,37 @@ static __always_inline __u16 esa_udp_check(__u64 s)
 	return c ? c : 0xffff;
 }
 
+/* The one's complement sum of nvals values, eight at a time. */
+static __always_inline __u64 esa_csum_vals(const __u32 *v, __u64 s)
+{
+	__u32 i;
+
+	for (i = 0; i < ESA_MAX_VALUES && i < esa_cfg.nvals; i += 8) {
+#pragma unroll
+		for (int j = 0; j < 8; j++)
+			s += v[i + j];
+	}
+	return s;
+}
+
 /*
  * The UDP checksum of the packet at p, over its pseudo header, its UDP and
  * ESA headers and nvals values, as the packet is now: once per sum.  The
  * words are summed as they lie in memory, which gives the checksum in the
  * order it is stored (RFC 1071: the sum does not depend on byte order).
- * Loaded with udp-csum off: 0, no checksum.  Non-zero if the values are
- * not all in the frame.
+ * A multi-buffer frame's values are read into esa_scratch first.  Loaded
+ * with udp-csum off: 0, no checksum.  Non-zero if the values cannot be
+ * read.
  */
-static __always_inline int esa_udp_csum(struct esa_pkt *p, void *end)
+static __always_inline int esa_udp_csum(struct xdp_md *ctx, struct esa_pkt *p)
 {
 	const __u32 *w = (const __u32 *)p->udp;
 	const __u32 *v = (const __u32 *)(p->h + 1);
+	__u32 len = esa_cfg.nvals * sizeof(__u32), zero = 0;
+	__u32 *sv;
 	__u64 s;
 	__u32 i;
 
-	if ((void *)v + esa_cfg.nvals * sizeof(__u32) > end)
-		return 1;
 	p->udp->check = 0;
 	if (esa_cfg.flags & ESA_CFG_F_NO_UDP_CSUM)
 		return 0;	/* and each copy keeps none */
@@ -261,10 +291,14 @@ static __always_inline int esa_udp_csum(struct esa_pkt *p, void *end)
 #pragma unroll
 	for (i = 0; i < (sizeof(struct udphdr) + ESA_HDR_LEN) / 4; i++)
 		s += w[i];
-	for (i = 0; i < ESA_MAX_VALUES && i < esa_cfg.nvals; i += 8) {
-#pragma unroll
-		for (int j = 0; j < 8; j++)
-			s += v[i + j];
+	if ((void *)v + len <= (void *)(long)ctx->data_end) {
+		s = esa_csum_vals(v, s);
+	} else {	/* multi-buffer */
+		sv = bpf_map_lookup_elem(&esa_scratch, &zero);
+		if (!sv || len > ESA_MAX_VALUES * sizeof(__u32) ||
+		    bpf_xdp_load_bytes(ctx, ESA_VALS_OFF, sv, len))
+			return 1;
+		s = esa_csum_vals(sv, s);
 	}
 	p->udp->check = esa_udp_check(s);
 	return 0;

@@ -378,19 +378,28 @@ struct esa_egress_seen {
 };
 
 /*
- * Generic (SKB) mode cannot fan out through a devmap: it clones the skb
- * for every entry and runs the egress program on each clone without
- * unsharing it, so every member's addressing lands in one shared buffer
- * and all copies leave with the last member's.  esa_portinfo marks the
- * ports attached in generic mode (ESA_PORT_SKB, written by esactl dev
- * attach); a sum finished on such a port leaves the XDP program by
- * XDP_PASS with struct esa_fan_meta as XDP metadata (which generic XDP
- * keeps on XDP_PASS), and the port's tc ingress program esa_tc_fan makes
- * one addressed copy per member (bpf_clone_redirect, which unshares the
- * original after each clone).  The copies go through the member ports'
- * qdiscs, as any frame the kernel sends.
+ * Generic (SKB) mode cannot fan out through a devmap: it clones the skb for
+ * every entry and runs the egress program on each clone without unsharing
+ * it, so every member's addressing lands in one shared buffer and all copies
+ * leave with the last member's.  esa_portinfo marks the ports attached in
+ * generic mode (ESA_PORT_SKB, written by esactl dev attach; ESA_PORT_TC with
+ * it); a sum finished on such a port leaves the XDP program by XDP_PASS with
+ * struct esa_fan_meta as XDP metadata (which generic XDP keeps on XDP_PASS),
+ * and the port's tc ingress program esa_tc_fan makes one addressed copy per
+ * member (bpf_clone_redirect, which unshares the original after each clone).
+ * The copies go through the member ports' qdiscs, as any frame the kernel
+ * sends.
  */
 #define ESA_PORT_SKB	0x1	/* attached in generic mode: fan out by tc */
+/*
+ * Native mode cannot broadcast a multi-buffer frame (a jumbo sum) either:
+ * the devmap's copies are of the linear part only, and the kernel refuses
+ * to make them (EOPNOTSUPP).  A port attached natively by a program whose
+ * values exceed one frame (ESA_FRAME_VALUES) gets the tc fan-out too, and
+ * such a sum takes it; at a port without it the sum goes to the PS, which
+ * delivers it (fanout_miss).
+ */
+#define ESA_PORT_TC	0x2	/* the tc fan-out is attached (any mode) */
 
 struct esa_port_info {
 	__u32	flags;		/* ESA_PORT_* */

@@ -207,6 +207,8 @@ struct t_pkt {
 };
 
 #define T_HDRS	(sizeof(struct ethhdr) + sizeof(struct iphdr) + sizeof(struct udphdr))
+/* The largest frame: ESA_MAX_VALUES values, multi-buffer in XDP. */
+#define T_FRAME_MAX	(T_HDRS + ESA_HDR_LEN + 4 * ESA_MAX_VALUES)
 
 static inline __u16 t_csum(const void *p, int len)
 {
@@ -350,7 +352,7 @@ static inline void t_reply_macs(struct t_pkt *p)
 
 struct t_run {
 	int	verdict;
-	__u8	out[2048];
+	__u8	out[T_FRAME_MAX + 64];
 	__u32	len;		/* packet length (after any metadata) */
 	__u32	metalen;
 	const __u8 *pkt;	/* out + metalen */
@@ -360,7 +362,7 @@ struct t_run {
 static inline int t_run(int prog_fd, const void *in, __u32 len, int ifindex,
 			const void *meta, __u32 metalen, struct t_run *r)
 {
-	__u8 buf[2048 + 64];
+	__u8 buf[T_FRAME_MAX + 64];
 	struct xdp_md ctx_in = {
 		.data = metalen, .data_end = metalen + len,
 		.ingress_ifindex = ifindex,
@@ -392,7 +394,7 @@ static inline __be16 t_ipid(const struct t_run *r)
 static inline int t_send(struct esa *e, const struct t_pkt *p, int ifindex,
 			 struct t_run *r)
 {
-	__u8 buf[2048];
+	__u8 buf[T_FRAME_MAX];
 	int len = t_build(p, buf);
 
 	return t_run(e->prog_fd, buf, len, ifindex, NULL, 0, r);

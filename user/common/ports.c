@@ -114,37 +114,42 @@ int esa_port_register(struct esa *e, int ifindex, char *err, size_t len)
 /*
  * Generic mode's fan-out (include/esa_maps.h): the tc ingress program on
  * the port and the port's ESA_PORT_SKB mark, which makes the XDP program
- * pass finished sums up to it.  Our filter is the one of ESA_TC_HANDLE at
- * ESA_TC_PRIO; other filters of the port's clsact stay.
+ * pass finished sums up to it.  A native port gets it too when the
+ * program's values exceed one single-buffer frame (ESA_PORT_TC alone):
+ * its jumbo sums take it, the devmap cannot copy them.  Our filter is the
+ * one of ESA_TC_HANDLE at ESA_TC_PRIO; other filters of the port's clsact
+ * stay.
  */
 #define ESA_TC_HANDLE	0xe5a
 #define ESA_TC_PRIO	1
 
-static int esa_port_tc_attach(struct esa *e, int ifindex, const char *name,
-			      char *err, size_t len)
+static int esa_port_tc_attach(struct esa *e, int ifindex, int generic,
+			      const char *name, char *err, size_t len)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
 		    .attach_point = BPF_TC_INGRESS);
 	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = ESA_TC_HANDLE,
 		    .priority = ESA_TC_PRIO, .prog_fd = e->tc_fd,
 		    .flags = BPF_TC_F_REPLACE);
-	struct esa_port_info pi = { .flags = ESA_PORT_SKB };
+	struct esa_port_info pi = {
+		.flags = ESA_PORT_TC | (generic ? ESA_PORT_SKB : 0),
+	};
 	__u32 k = ifindex;
 	int rc;
 
 	rc = bpf_tc_hook_create(&hook);
 	/* ENOENT: no such qdisc or classifier kind in this kernel. */
 	if (rc && rc != -EEXIST)
-		return ERR("cannot add a clsact qdisc to %s for generic mode's fan-out: %s%s",
+		return ERR("cannot add a clsact qdisc to %s for the fan-out by tc: %s%s",
 			   name, strerror(-rc), rc == -ENOENT ?
 			   " (the kernel lacks clsact: CONFIG_NET_SCH_INGRESS, module sch_ingress)" : "");
 	rc = bpf_tc_attach(&hook, &opts);
 	if (rc)
-		return ERR("cannot attach generic mode's fan-out (tc) to %s: %s%s",
+		return ERR("cannot attach the fan-out by tc to %s: %s%s",
 			   name, strerror(-rc), rc == -ENOENT || rc == -EOPNOTSUPP ?
 			   " (the kernel lacks cls_bpf: CONFIG_NET_CLS_BPF, module cls_bpf)" : "");
 	if (bpf_map_update_elem(e->portinfo_fd, &k, &pi, BPF_ANY))
-		return ERR("cannot mark %s as a generic-mode port: %s", name,
+		return ERR("cannot mark %s's fan-out by tc: %s", name,
 			   strerror(errno));
 	return 0;
 }
@@ -180,7 +185,7 @@ int esa_port_attach(struct esa *e, int ifindex, int generic, char *err,
 	__u32 other = generic ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
 	__u32 id = 0, oid = 0, ours = esa_prog_id(e->prog_fd);
 	char name[IF_NAMESIZE] = "?";
-	int rc;
+	int rc, tc;
 
 	if_indextoname(ifindex, name);
 	if (!bpf_xdp_query_id(ifindex, other, &oid) && oid == ours)
@@ -198,9 +203,10 @@ int esa_port_attach(struct esa *e, int ifindex, int generic, char *err,
 				   generic ? "generic" : "native", strerror(-rc),
 				   generic ? "" : " (try 'mode generic')");
 	}
-	if (!generic)
+	tc = generic || e->cfg.nvals > ESA_FRAME_VALUES;
+	if (!tc)
 		esa_port_tc_detach(e, ifindex);	/* of an earlier generic attach */
-	if ((generic && esa_port_tc_attach(e, ifindex, name, err, len)) ||
+	if ((tc && esa_port_tc_attach(e, ifindex, generic, name, err, len)) ||
 	    esa_port_register(e, ifindex, err, len)) {
 		char why[ESA_ERR_LEN];
 

@@ -80,7 +80,13 @@
 					 */
 #define ESA_DEFAULT_PORT	7680	/* UDP port the switch listens on */
 #define ESA_MAX_WORKERS		64	/* ranks per job (bitmap width) */
-#define ESA_MAX_VALUES		856	/* largest vector length per packet */
+#define ESA_MAX_VALUES		2232	/* largest vector length per packet: an
+					 * 8980-byte IP packet, MTU 9000
+					 */
+#define ESA_FRAME_VALUES	856	/* largest in one single-buffer XDP frame
+					 * (a 3476-byte IP packet, MTU 3500);
+					 * more take multi-buffer XDP (jumbo)
+					 */
 #define ESA_DEFAULT_VALUES	256
 #define ESA_VALUES_ALIGN	8	/* vector length must be a multiple */
 #define ESA_RANK_NONE		0xffff
@@ -166,7 +172,8 @@ struct esa_hdr {
 /*
  * The IP packet of an ESA packet of nvals values (IPv4 and UDP headers
  * without options): what the MTU of every port and route it takes must
- * hold.  With 256 values 1076 bytes, with ESA_MAX_VALUES 3476.
+ * hold.  With 256 values 1076 bytes, with ESA_FRAME_VALUES 3476, with
+ * ESA_MAX_VALUES 8980.
  */
 #define ESA_IP_LEN(nvals)	(20 + 8 + ESA_HDR_LEN + 4 * (nvals))
 
