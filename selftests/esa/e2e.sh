@@ -13,11 +13,14 @@
 # Every worker sends its chunks to 10.255.0.1 and must receive every sum of
 # its own job exactly once and exactly; the PS must receive its copy of each.
 # Prints TAP.  usage: e2e.sh [ CHUNKS ] [ VALUES ]
+# E2E_MODE=generic attaches the switch in generic mode; TOPO_MTU sets every
+# link's MTU (jumbo: 9000 and 2232 values, multi-buffer XDP frames).
 set -u
 cd "$(dirname "$0")/../.."
 B=${OUTPUT:-build}
 N=${1:-4000}
 V=${2:-256}
+MODE=${E2E_MODE:-native}
 P=esae$$
 . selftests/hosts/topo.sh	# the namespaces, esactl(); its own prog load below
 topo_init
@@ -46,11 +49,19 @@ check "esactl prog load" esactl prog load slots 2048 values $V addr 10.255.0.1 s
 # p3 the way a user attaches a pinned program with iproute2; it delivers
 # results once registered with esactl.
 ipr() { nsenter --net=/run/netns/$SW ip "$@"; }
-check "ip link set dev p3 xdpdrv pinned $PIN/xdp" ipr link set dev p3 xdpdrv pinned $PIN/xdp
-attach_all() { for i in 1 2 3 4 5 6 7; do esactl dev attach p$i || return 1; done; }
-check "esactl dev attach on every port (p3: registers it)" attach_all
-native() { [ "$(esactl -j dev show | grep -o '"xdp":"native"' | wc -l)" = 7 ]; }
-check "native mode on all 7 ports" native
+if [ $MODE = native ]; then
+	xdp=xdpdrv fan=devmap
+else
+	xdp=xdpgeneric fan=tc
+fi
+# more values than one single-buffer frame: native ports fan out their
+# multi-buffer sums by tc too
+[ $MODE = generic ] || [ $V -le 856 ] || fan=devmap+tc
+check "ip link set dev p3 $xdp pinned $PIN/xdp" ipr link set dev p3 $xdp pinned $PIN/xdp
+attach_all() { for i in 1 2 3 4 5 6 7; do esactl dev attach p$i mode $MODE || return 1; done; }
+check "esactl dev attach mode $MODE on every port (p3: registers it)" attach_all
+inmode() { [ "$(esactl -j dev show | grep -o "\"xdp\":\"$MODE\",\"fanout\":\"$fan\"" | wc -l)" = 7 ]; }
+check "$MODE mode on all 7 ports, fan-out $fan" inmode
 resolve() { for i in 1 2 3 4 5 6 7; do ip netns exec $SW ping -c1 -W1 -q 10.9.$i.2 >/dev/null || return 1; done; }
 check "hosts reachable through the switch (XDP passes other traffic)" resolve
 
@@ -102,6 +113,7 @@ no_drops() {
 	done
 }
 check "no drops" no_drops
+check "every sum fanned out by the switch, none through the PS" [ "$(counter fanout_miss)" = 0 ]
 check "bpftool shows the jobs map with its types" \
 	sh -c "bpftool map dump pinned $PIN/jobs | grep -q '\"nworkers\": 3'"
 check "esactl prog unload detaches every port" esactl prog unload

@@ -31,6 +31,9 @@
 
 #define SEED	1
 
+/* The largest datagram, and room to see a longer one is not ours. */
+#define BUFSZ	(ESA_HDR_LEN + 4 * ESA_MAX_VALUES + 64)
+
 static __u64 now_ms(void)
 {
 	struct timespec ts;
@@ -105,7 +108,7 @@ static int worker(int job, int rank, int nworkers, struct esa_addr sw,
 {
 	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = sw.ip,
 				  .sin_port = sw.port ? sw.port : htons(ESA_DEFAULT_PORT) };
-	__u8 *got = calloc(nchunks, 1), buf[2048];
+	__u8 *got = calloc(nchunks, 1), buf[BUFSZ];
 	__u64 *sent_at = calloc(nchunks, sizeof(__u64));
 	__u32 next = 0, low = 0, done = 0, resends = 0;
 	int fd = open_socket(&me), errors = 0;
@@ -184,7 +187,7 @@ static int worker(int job, int rank, int nworkers, struct esa_addr sw,
 static int ps(struct esa_addr me, __u32 nchunks, int nvals, int timeout_ms,
 	      int njobs, int *jobs, int *workers)
 {
-	__u8 buf[2048], *got[64];
+	__u8 buf[BUFSZ], *got[64];
 	int fd = open_socket(&me), errors = 0;
 	__u32 done = 0, delivered = 0;
 

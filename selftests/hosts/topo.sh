@@ -27,16 +27,20 @@
 # once.  The host keeps one receive queue: an AF_XDP socket (libesa's,
 # esa-ps's) is bound to one queue, queue 0.
 #
-# Every veth and bridge has MTU $TOPO_MTU (3500): the largest vector, 856
-# values, is a 3476-byte IP packet, and native XDP on veth takes a peer MTU
-# of at most 3506 (one single-buffer frame: a page less headroom and
-# skb_shared_info).
+# Every veth and bridge has MTU $TOPO_MTU (3500): the largest single-buffer
+# vector, 856 values, is a 3476-byte IP packet, and native XDP on veth takes
+# a peer MTU of at most 3506 (one single-buffer frame: a page less headroom
+# and skb_shared_info) unless the program takes multi-buffer frames.  With
+# TOPO_MTU above 3500 (jumbo: 9000 carries 2232 values) the XDP_PASS
+# program is esa_pass.bpf.o's xdp.frags one.
 #
 # Set B (build dir) and P (unique prefix) before calling topo_init.
 
 topo_init() {
 	SW=$P-sw
 	TOPO_MTU=${TOPO_MTU:-3500}
+	TOPO_PASS_SEC=xdp
+	[ "$TOPO_MTU" -le 3500 ] || TOPO_PASS_SEC=xdp.frags
 	PIN=/sys/fs/bpf/$P
 	TOPO_HOSTS=""
 	TOPO_NS=""
@@ -99,7 +103,7 @@ topo_host() {
 		ip -n $w link set tohost up
 		ip -n $w link set br0 up
 		# the switch's XDP sends into tosw: it needs NAPI there
-		ip -n $w link set dev tosw xdpdrv obj $B/esa_pass.bpf.o sec xdp || return 1
+		ip -n $w link set dev tosw xdpdrv obj $B/esa_pass.bpf.o sec $TOPO_PASS_SEC || return 1
 	fi
 	ip -n $SW addr add 10.9.$i.1/24 dev p$i
 	ip -n $SW link set p$i up
@@ -109,7 +113,7 @@ topo_host() {
 	if [ -z "$wire" ] && [ "${TOPO_NAPI:-xdp}" = gro ]; then
 		ip netns exec $h ethtool -K eth0 gro on >/dev/null || return 1
 	elif [ -z "$wire" ]; then
-		ip -n $h link set dev eth0 xdpdrv obj $B/esa_pass.bpf.o sec xdp || return 1
+		ip -n $h link set dev eth0 xdpdrv obj $B/esa_pass.bpf.o sec $TOPO_PASS_SEC || return 1
 	fi
 	TOPO_HOSTS="$TOPO_HOSTS $i"
 }
@@ -144,7 +148,7 @@ topo_rack() {
 	ip -n $w link set tosw master br0
 	ip -n $w link set tosw up
 	ip -n $w link set br0 up
-	ip -n $w link set dev tosw xdpdrv obj $B/esa_pass.bpf.o sec xdp || return 1
+	ip -n $w link set dev tosw xdpdrv obj $B/esa_pass.bpf.o sec $TOPO_PASS_SEC || return 1
 	for k in $(seq 1 $n); do
 		h=$P-h$i.$k
 		ip netns add $h || return 1

@@ -121,6 +121,8 @@ int esa_port_detach(struct esa *e, int ifindex, char *err, size_t len);
 int esa_port_registered(struct esa *e, int ifindex);
 /* Is the port attached in generic mode, with its fan-out (tc)? */
 int esa_port_generic(struct esa *e, int ifindex);
+/* Does the port have the tc fan-out (generic mode, or jumbo sums)? */
+int esa_port_tc(struct esa *e, int ifindex);
 /* Calls fn for every registered port; stops on non-zero. */
 int esa_port_each(struct esa *e, int (*fn)(int ifindex, void *arg), void *arg);
 /* Register a port for sending without attaching (tests, a PS's port). */

@@ -169,13 +169,22 @@ static int esa_port_tc_detach(struct esa *e, int ifindex)
 	return found > 0;
 }
 
-int esa_port_generic(struct esa *e, int ifindex)
+static __u32 esa_port_flags(struct esa *e, int ifindex)
 {
 	struct esa_port_info pi;
 	__u32 k = ifindex;
 
-	return !bpf_map_lookup_elem(e->portinfo_fd, &k, &pi) &&
-	       (pi.flags & ESA_PORT_SKB);
+	return bpf_map_lookup_elem(e->portinfo_fd, &k, &pi) ? 0 : pi.flags;
+}
+
+int esa_port_generic(struct esa *e, int ifindex)
+{
+	return !!(esa_port_flags(e, ifindex) & ESA_PORT_SKB);
+}
+
+int esa_port_tc(struct esa *e, int ifindex)
+{
+	return !!(esa_port_flags(e, ifindex) & ESA_PORT_TC);
 }
 
 int esa_port_attach(struct esa *e, int ifindex, int generic, char *err,

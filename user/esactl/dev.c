@@ -92,9 +92,11 @@ static int show_one_dev(struct esa *e, int ifindex, int mode)
 	const char *fan = "none";
 
 	/* How sums finished on this port reach their members: a devmap in
-	 * native mode, the tc program in generic mode (esa_maps.h). */
+	 * native mode (and the tc program for its multi-buffer sums when the
+	 * values exceed one frame), the tc program in generic mode
+	 * (esa_maps.h). */
 	if (mode == 1)
-		fan = "devmap";
+		fan = esa_port_tc(e, ifindex) ? "devmap+tc" : "devmap";
 	else if (mode == 2 && esa_port_generic(e, ifindex))
 		fan = "tc";
 	if_indextoname(ifindex, name);
