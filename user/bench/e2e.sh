@@ -85,7 +85,8 @@ usage() {
   -W WINDOW   libesa's window (its default if unset)
   -E SETTINGS more libesa settings for every ESA configuration, e.g.
               "timeout_ms=50 rcvbuf=8388608" (docs/library.md)
-  -M MTU      every link's MTU ($MTU; 856 values need 3440, native XDP takes 3500)
+  -M MTU      every link's MTU ($MTU; 856 values need 3476, more are jumbo:
+              multi-buffer XDP frames, 2232 values at 9000)
   -Q QUEUES   receive queues a switch port has, transmit queues its host
               has ($QUEUES; at most the CPUs; straight links only)
   -R ROUNDS   run the sweep ROUNDS times, each cell's fastest round counts ($ROUNDS)
@@ -140,7 +141,7 @@ numlist -n "$REPS"
 for r in ${RANKS//,/ }; do [ "$r" -le 64 ] || die "-r: at most 64 ranks"; done
 case $ROUNDS in ''|*[!0-9]*|0) die "-R: a number of rounds, 1 or more" ;; esac
 case $MTU in ''|*[!0-9]*) die "-M: an MTU in bytes" ;; esac
-[ "$MTU" -ge 1280 ] && [ "$MTU" -le 3500 ] || die "-M: 1280 to 3500 (native XDP on veth)"
+[ "$MTU" -ge 1280 ] && [ "$MTU" -le 9000 ] || die "-M: 1280 to 9000"
 case $QUEUES in ''|*[!0-9]*|0) die "-Q: a number of queues, 1 or more" ;; esac
 [ "$QUEUES" -le "$(nproc)" ] || die "-Q: at most $(nproc) queues (a veth has one a CPU)"
 [ -z "$WINDOW" ] || case $WINDOW in *[!0-9]*) die "-W: a number of chunks" ;; esac

@@ -62,9 +62,11 @@ int esa_version(void);
  *                              results are taken only from the switch's
  *                              address and port and from this one, FETCH
  *                              only from this one (required)
- *   values          8..856     values per packet: the switch's `values`
+ *   values          8..2232    values per packet: the switch's `values`
  *                              (856: a 3476-byte IP packet, one single-
- *                              buffer XDP frame; links need MTU >= 3476)
+ *                              buffer XDP frame, links need MTU >= 3476;
+ *                              2232: 8980 bytes, jumbo, MTU 9000, over
+ *                              UDP only: AF_XDP takes one 4 KiB frame)
  *   window          1..ESA_WINDOW_MAX (512)  chunks in flight (default 128)
  *   timeout_us      50..60000000: least resend timeout in microseconds
  *                   (default 10000); the timeout follows the measured
