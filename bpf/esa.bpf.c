@@ -203,7 +203,9 @@ static __always_inline void esa_key_of(struct esa_key *k, const struct esa_hdr *
  * A data packet of an admitted rank: the slot step.  Whether another key's
  * owner is alive takes a lookup, a call, which cannot happen under the
  * lock: peek at the owner now, and under the lock trust the answer only if
- * the owner did not change in between (esa_slot_view()).
+ * the owner did not change in between (esa_slot_view()).  vals NULL: the
+ * frame is multi-buffer, its values beyond the program's reach under the
+ * lock (only helpers read frags): they go through esa_scratch.
  */
 static __always_inline int esa_data_slot(struct xdp_md *ctx, struct esa_hdr *h,
 					 __u32 *vals, __u32 jid,
@@ -211,8 +213,6 @@ static __always_inline int esa_data_slot(struct xdp_md *ctx, struct esa_hdr *h,
 					 const struct esa_jinfo *ji,
 					 const struct esa_key *kp, __u64 now)
 {
-	__u32 zero = 0;
-
 	const struct esa_key k = *kp;
 	struct esa_tomb *tomb, *otomb;
 	struct esa_view view = {};
@@ -223,6 +223,7 @@ static __always_inline int esa_data_slot(struct xdp_md *ctx, struct esa_hdr *h,
 	__s64 sidx;
 	__u64 *acc;
 	__u32 idx;
+	int mb;
 
 	sidx = esa_slot_index(esa_cfg.policy, jid, k.seq, esa_cfg.slots,
 			      ji->region_base, ji->region_size);
@@ -251,25 +252,21 @@ static __always_inline int esa_data_slot(struct xdp_md *ctx, struct esa_hdr *h,
 	view.policy = esa_cfg.policy;
 	view.pkt_prio = h->prio;
 	view.resend = !!(h->flags & ESA_F_RESEND);
-	if (!vals) {	/* a multi-buffer frame's: copied out and back */
-		vals = bpf_map_lookup_elem(&esa_scratch, &zero);
+	mb = !vals;
+	if (mb) {	/* a multi-buffer frame's: copied out, and back below */
+		idx = 0;
+		vals = bpf_map_lookup_elem(&esa_scratch, &idx);
 		if (!vals || bpf_xdp_load_bytes(ctx, ESA_VALS_OFF, vals,
 						esa_cfg.nvals * sizeof(__u32)))
 			return esa_drop(jc, ESA_C_DROP_INTERNAL);
-		bpf_spin_lock(&s->lock);
-		esa_slot_step(&st, s, acc, vals, tomb, otomb, &view, &k, &pk,
-			      now);
-		bpf_spin_unlock(&s->lock);
-		if (esa_act_writes(st.act) &&
-		    bpf_xdp_store_bytes(ctx, ESA_VALS_OFF, vals,
-					esa_cfg.nvals * sizeof(__u32)))
-			return esa_drop(jc, ESA_C_DROP_INTERNAL);
-	} else {
-		bpf_spin_lock(&s->lock);
-		esa_slot_step(&st, s, acc, vals, tomb, otomb, &view, &k, &pk,
-			      now);
-		bpf_spin_unlock(&s->lock);
 	}
+	bpf_spin_lock(&s->lock);
+	esa_slot_step(&st, s, acc, vals, tomb, otomb, &view, &k, &pk, now);
+	bpf_spin_unlock(&s->lock);
+	if (mb && esa_act_writes(st.act) &&
+	    bpf_xdp_store_bytes(ctx, ESA_VALS_OFF, vals,
+				esa_cfg.nvals * sizeof(__u32)))
+		return esa_drop(jc, ESA_C_DROP_INTERNAL);
 	esa_outcome(&o, st.act, &st.ev, st.ovf, jid, &k);
 	return esa_send_out(ctx, h, jc, st.ev.job, ji, &o);
 }
