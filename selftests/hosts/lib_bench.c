@@ -725,7 +725,7 @@ static void bench_loop(uint16_t p0, long npkts, int runs, double *raw, double *f
  */
 static void bench_veth(uint16_t p0, long npkts, int runs)
 {
-	static const int sizes[] = { 256, ESA_MAX_VALUES };
+	static const int sizes[] = { 256, ESA_FRAME_VALUES };
 	char cmd[768], a[64], b[64], path[96];
 	int nsb = -1, nsa = -1, home = open("/proc/thread-self/ns/net", O_RDONLY);
 
@@ -789,7 +789,7 @@ int main(int argc, char **argv)
 	long npkts = argc > 1 ? atol(argv[1]) : 100000;
 	int runs = 3;
 	uint16_t p0 = 20000 + (getpid() * 7) % 20000;
-	static const int sizes[] = { 256, ESA_MAX_VALUES };
+	static const int sizes[] = { 256, ESA_FRAME_VALUES };
 	double udp_f[2] = { 0 }, udp_i[2] = { 0 }, raw[2] = { 0 }, t, p8, p512;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);

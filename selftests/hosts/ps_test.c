@@ -21,8 +21,9 @@
 #include "esa_wire.h"
 #include "../tap.h"
 
-/* Values per packet: 32 for most tests, ESA_MAX_VALUES (856) for a second
- * pass of the merge rule, whole sums, overflow and fuzzing (main()). */
+/* Values per packet: 32 for most tests, ESA_FRAME_VALUES (856) and
+ * ESA_MAX_VALUES (2232) for more passes of the merge rule, whole sums,
+ * overflow and fuzzing (main()). */
 static int NV = 32;
 
 static uint64_t rng = 88172645463325252ULL;
@@ -965,14 +966,22 @@ int main(void)
 	test_trust();
 	test_opts();
 	test_fuzz();
-	/* The largest vector: one single-buffer XDP frame (ESA_MAX_VALUES) */
-	NV = ESA_MAX_VALUES;
-	tap_prefix = "values 856: ";
-	test_overlap_exact();
-	test_merge_random();
-	test_whole_sums();
-	test_overflow();
-	test_fetch();
-	test_fuzz();
+	/*
+	 * The largest single-buffer vector (ESA_FRAME_VALUES), then the
+	 * largest, a jumbo frame's (ESA_MAX_VALUES)
+	 */
+	for (int pass = 0; pass < 2; pass++) {
+		static char prefix[32];
+
+		NV = pass ? ESA_MAX_VALUES : ESA_FRAME_VALUES;
+		snprintf(prefix, sizeof(prefix), "values %d: ", NV);
+		tap_prefix = prefix;
+		test_overlap_exact();
+		test_merge_random();
+		test_whole_sums();
+		test_overflow();
+		test_fetch();
+		test_fuzz();
+	}
 	return tap_end();
 }
