@@ -13,7 +13,10 @@
  * same driver:
  *   bench_tx:  XDP_TX, nothing else;
  *   bench_add: lock the chunk's slot, add the values, unlock: the least any
- *              aggregation over ESA's slot layout (esa_slots, esa_acc) does.
+ *              aggregation over ESA's slot layout (esa_slots, esa_acc) does;
+ *              a multi-buffer frame's values (jumbo) first copied out, as
+ *              ESA's program does.
+ * All are xdp.frags, as ESA's program: a program array takes one kind.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -49,6 +52,14 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, ESA_MAX_VALUES * sizeof(__u64));
 } floor_acc SEC(".maps");
+
+/* A multi-buffer frame's values, as esa_scratch. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, ESA_MAX_VALUES * sizeof(__u32));
+} floor_scratch SEC(".maps");
 
 #define BENCH_HDRS	(sizeof(struct ethhdr) + sizeof(struct iphdr) + \
 			 sizeof(struct udphdr) + sizeof(struct esa_hdr))
@@ -141,7 +152,7 @@ static __always_inline struct esa_hdr *bench_frame(struct xdp_md *ctx)
 	return data + BENCH_HDRS - sizeof(struct esa_hdr);
 }
 
-SEC("xdp")
+SEC("xdp.frags")
 int bench_drive(struct xdp_md *ctx)
 {
 	struct esa_hdr *h = bench_frame(ctx);
@@ -199,7 +210,7 @@ static __always_inline int bench_check(struct xdp_md *ctx, struct esa_hdr *h,
  * lane takes its packets from (ranks of one chunk then reach its slot from
  * every CPU at once), and checks every result it sees.
  */
-SEC("xdp")
+SEC("xdp.frags")
 int bench_lane(struct xdp_md *ctx)
 {
 	struct esa_hdr *h = bench_frame(ctx);
@@ -221,13 +232,13 @@ int bench_lane(struct xdp_md *ctx)
 	return XDP_ABORTED;
 }
 
-SEC("xdp")
+SEC("xdp.frags")
 int bench_tx(struct xdp_md *ctx)
 {
 	return XDP_TX;
 }
 
-SEC("xdp")
+SEC("xdp.frags")
 int bench_add(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
@@ -238,8 +249,17 @@ int bench_add(struct xdp_md *ctx)
 	__u64 *acc;
 	__u32 idx;
 
-	if ((void *)v + bench_cfg.nvals * sizeof(__u32) > end)
+	if ((void *)(h + 1) > end)
 		return XDP_ABORTED;
+	if ((void *)v + bench_cfg.nvals * sizeof(__u32) > end) {
+		idx = 0;
+		v = bpf_map_lookup_elem(&floor_scratch, &idx);
+		if (!v || bpf_xdp_load_bytes(ctx, sizeof(struct ethhdr) +
+					     sizeof(struct iphdr) +
+					     sizeof(struct udphdr) + ESA_HDR_LEN,
+					     v, bench_cfg.nvals * sizeof(__u32)))
+			return XDP_ABORTED;
+	}
 	idx = bpf_ntohl(h->seq) % bench_cfg.slots;
 	s = bpf_map_lookup_elem(&floor_slots, &idx);
 	acc = bpf_map_lookup_elem(&floor_acc, &idx);
