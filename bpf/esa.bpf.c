@@ -203,12 +203,14 @@ static __always_inline void esa_key_of(struct esa_key *k, const struct esa_hdr *
  * A data packet of an admitted rank: the slot step.  Whether another key's
  * owner is alive takes a lookup, a call, which cannot happen under the
  * lock: peek at the owner now, and under the lock trust the answer only if
- * the owner did not change in between (esa_slot_view()).  vals NULL: the
- * frame is multi-buffer, its values beyond the program's reach under the
- * lock (only helpers read frags): they go through esa_scratch.
+ * the owner did not change in between (esa_slot_view()).  mb: the frame
+ * is multi-buffer, its values beyond the program's reach under the lock
+ * (only helpers read frags): they go through esa_scratch.  A flag, not a
+ * NULL vals: the verifier knows it on each path, where it cannot tell a
+ * packet pointer from NULL and would check the step once more.
  */
 static __always_inline int esa_data_slot(struct xdp_md *ctx, struct esa_hdr *h,
-					 __u32 *vals, __u32 jid,
+					 __u32 *vals, int mb, __u32 jid,
 					 struct esa_counters *jc,
 					 const struct esa_jinfo *ji,
 					 const struct esa_key *kp, __u64 now)
@@ -223,7 +225,6 @@ static __always_inline int esa_data_slot(struct xdp_md *ctx, struct esa_hdr *h,
 	__s64 sidx;
 	__u64 *acc;
 	__u32 idx;
-	int mb;
 
 	sidx = esa_slot_index(esa_cfg.policy, jid, k.seq, esa_cfg.slots,
 			      ji->region_base, ji->region_size);
@@ -252,7 +253,6 @@ static __always_inline int esa_data_slot(struct xdp_md *ctx, struct esa_hdr *h,
 	view.policy = esa_cfg.policy;
 	view.pkt_prio = h->prio;
 	view.resend = !!(h->flags & ESA_F_RESEND);
-	mb = !vals;
 	if (mb) {	/* a multi-buffer frame's: copied out, and back below */
 		idx = 0;
 		vals = bpf_map_lookup_elem(&esa_scratch, &idx);
@@ -278,7 +278,7 @@ static __always_inline int esa_data_slot(struct xdp_md *ctx, struct esa_hdr *h,
  */
 static __always_inline int esa_data(struct xdp_md *ctx, struct ethhdr *eth,
 				    struct udphdr *udp, struct esa_hdr *h,
-				    __u32 *vals, __u32 jid,
+				    __u32 *vals, int mb, __u32 jid,
 				    struct esa_counters *jc)
 {
 	__u16 rank = bpf_ntohs(h->rank);
@@ -311,7 +311,7 @@ static __always_inline int esa_data(struct xdp_md *ctx, struct ethhdr *eth,
 		esa_outcome_solo(&o, jid, &k);
 		return esa_send_out(ctx, h, jc, jid, &ji, &o);
 	}
-	return esa_data_slot(ctx, h, vals, jid, jc, &ji, &k, now);
+	return esa_data_slot(ctx, h, vals, mb, jid, jc, &ji, &k, now);
 }
 
 /*
@@ -515,6 +515,7 @@ int esa_xdp(struct xdp_md *ctx)
 	struct iphdr *ip;
 	struct esa_hdr *h;
 	__u32 jid, *vals;
+	int mb;
 
 	if ((void *)(eth + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP))
 		return XDP_PASS;
@@ -550,20 +551,17 @@ int esa_xdp(struct xdp_md *ctx)
 	if (bpf_ntohs(h->count) != esa_cfg.nvals)
 		return esa_drop(jc, ESA_C_DROP_COUNT);
 	vals = (void *)(h + 1);
-	if ((void *)vals + esa_cfg.nvals * sizeof(__u32) > end) {
-		/* multi-buffer (jumbo): esa_data_slot() copies them */
-		if (bpf_xdp_get_buff_len(ctx) <
-		    ESA_VALS_OFF + esa_cfg.nvals * sizeof(__u32))
-			return esa_drop(jc, ESA_C_DROP_TRUNC);
-		vals = NULL;
-	}
-	if (bpf_ntohs(ip->tot_len) < sizeof(*ip) + need)
+	/* multi-buffer (jumbo): esa_data_slot() copies the values */
+	mb = (void *)vals + esa_cfg.nvals * sizeof(__u32) > end;
+	if ((mb && bpf_xdp_get_buff_len(ctx) <
+		   ESA_VALS_OFF + esa_cfg.nvals * sizeof(__u32)) ||
+	    bpf_ntohs(ip->tot_len) < sizeof(*ip) + need)
 		return esa_drop(jc, ESA_C_DROP_TRUNC);
 	if (bpf_ntohs(udp->len) != need ||
 	    bpf_ntohs(ip->tot_len) != sizeof(*ip) + need)
 		return esa_drop(jc, ESA_C_DROP_COUNT);
 	if (h->type == ESA_T_DATA)
-		return esa_data(ctx, eth, udp, h, vals, jid, jc);
+		return esa_data(ctx, eth, udp, h, vals, mb, jid, jc);
 	if (h->type == ESA_T_ACK && esa_cfg.policy == ESA_POLICY_ATP)
 		return esa_ack(ctx, eth, ip, udp, h, jid, jc);
 	if (h->type == ESA_T_SUM)
