@@ -263,10 +263,17 @@ static __always_inline int esa_data_slot(struct xdp_md *ctx, struct esa_hdr *h,
 	bpf_spin_lock(&s->lock);
 	esa_slot_step(&st, s, acc, vals, tomb, otomb, &view, &k, &pk, now);
 	bpf_spin_unlock(&s->lock);
-	if (mb && esa_act_writes(st.act) &&
-	    bpf_xdp_store_bytes(ctx, ESA_VALS_OFF, vals,
-				esa_cfg.nvals * sizeof(__u32)))
-		return esa_drop(jc, ESA_C_DROP_INTERNAL);
+	/*
+	 * The scratch looked up again: the verifier does not tie mb to what
+	 * vals points at, and the helper takes no packet pointer.
+	 */
+	if (mb && esa_act_writes(st.act)) {
+		idx = 0;
+		vals = bpf_map_lookup_elem(&esa_scratch, &idx);
+		if (!vals || bpf_xdp_store_bytes(ctx, ESA_VALS_OFF, vals,
+						 esa_cfg.nvals * sizeof(__u32)))
+			return esa_drop(jc, ESA_C_DROP_INTERNAL);
+	}
 	esa_outcome(&o, st.act, &st.ev, st.ovf, jid, &k);
 	return esa_send_out(ctx, h, jc, st.ev.job, ji, &o);
 }
