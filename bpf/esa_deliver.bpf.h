@@ -87,28 +87,54 @@ static __always_inline __u32 esa_route_drop(long rc)
 			BPF_MTU_CHK_RET_FRAG_NEEDED;			\
 	})
 
+/* esa_fan_mtu()'s walk over the members, one bpf_loop() step each. */
+struct esa_mtu_walk {
+	struct xdp_md		*ctx;
+	const struct esa_fanout	*fan;
+	__u32			port;	/* of the member before */
+	__u32			big;	/* the frame exceeds port's MTU */
+	__u32			n;	/* copies lost so far */
+	__u32			ps_copy;
+};
+
+static long esa_mtu_step(__u32 i, void *data)
+{
+	struct esa_mtu_walk *w = data;
+	const struct esa_member *m;
+
+	if (i >= ESA_FAN_MAX)
+		return 1;
+	m = &w->fan->m[i];
+	if (m->ifindex != w->port) {
+		w->port = m->ifindex;
+		w->big = esa_too_big(w->ctx, w->port);
+	}
+	if (w->big && (w->ps_copy || m->rank != ESA_MEMBER_PS))
+		w->n++;
+	return 0;
+}
+
 /*
  * The copies of a sum the kernel's broadcast will not make: a devmap
  * broadcast skips a port whose MTU the frame exceeds, silently.  Each
  * member behind such a port is counted (drop_mtu); members are sorted by
- * port, so each port is checked once.
+ * port, so each port is checked once.  A bpf_loop(): the verifier checks
+ * the step once, where a loop of its own it walks per member and per
+ * combination of what the members before it had.
  */
 static __always_inline void esa_fan_mtu(struct xdp_md *ctx,
 					struct esa_counters *c,
 					const struct esa_fanout *fan,
 					int ps_copy)
 {
-	__u32 i, port = 0;
-	int big = 0;
+	struct esa_mtu_walk w = {
+		.ctx = ctx, .fan = fan, .ps_copy = !!ps_copy,
+	};
 
-	for (i = 0; i < ESA_FAN_MAX && i < fan->n; i++) {
-		if (fan->m[i].ifindex != port) {
-			port = fan->m[i].ifindex;
-			big = esa_too_big(ctx, port);
-		}
-		if (big && (ps_copy || fan->m[i].rank != ESA_MEMBER_PS))
-			CNT(c, ESA_C_DROP_MTU);
-	}
+	bpf_loop(fan->n < ESA_FAN_MAX ? fan->n : ESA_FAN_MAX, esa_mtu_step,
+		 &w, 0);
+	if (c)	/* no test of n: the verifier would tell each n apart */
+		c->c[ESA_C_DROP_MTU] += w.n;
 }
 
 /*
