@@ -554,6 +554,9 @@ int esa_xdp(struct xdp_md *ctx)
 				ESA_C_DROP_VERSION : ESA_C_DROP_JOB);
 	}
 	jc = esa_ctr(jid);
+	if (!jc)	/* jid has its row: never; a NULL jc, though, would have
+			 * the verifier check the slot step once more */
+		return esa_drop(esa_ctr(esa_cfg.max_jobs), ESA_C_DROP_INTERNAL);
 	CNT(jc, ESA_C_RX);
 	if (bpf_ntohs(h->count) != esa_cfg.nvals)
 		return esa_drop(jc, ESA_C_DROP_COUNT);
