@@ -31,6 +31,8 @@ FIXTURE(jumbo) {
 FIXTURE_SETUP(jumbo)
 {
 	ASSERT_EQ(0, esa_netns_setup(&self->n));
+	/* Jobs are refused behind ports whose MTU the packets exceed. */
+	ASSERT_EQ(0, t_sh("for d in sw0 h0 sw1 h1; do ip link set $d mtu 9000; done"));
 	for (int r = 0; r < W; r++)
 		for (int i = 0; i < ESA_MAX_VALUES; i++)
 			self->v[r][i] = (i * 7919 + r * 104729) % 1000003 -
