@@ -6,11 +6,14 @@
 #ifndef ESA_BENCHLIB_H
 #define ESA_BENCHLIB_H
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/esa.h>
 
 #include "esa_bench.skel.h"
 
@@ -23,13 +26,17 @@ static inline double bench_run(struct esa_bench_bpf *b, int prog_fd, int ifindex
 			       const __u8 *pkt, __u32 len, __u32 n)
 {
 	struct xdp_md ctx = { .data_end = len, .ingress_ifindex = ifindex };
-	__u8 buf[4096];		/* 856 values: a 3490-byte frame */
+	/* ESA_MAX_VALUES: a 8994-byte frame, multi-buffer in XDP */
+	__u8 buf[ETH_HLEN + ESA_IP_LEN(ESA_MAX_VALUES)];
 	__u32 zero = 0;
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = len,
 		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = n);
 
-	if (len > sizeof(buf) ||
-	    bpf_map_update_elem(bpf_map__fd(b->maps.bench_target), &zero,
+	if (len > sizeof(buf)) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(b->maps.bench_target), &zero,
 				&prog_fd, BPF_ANY))
 		return -1;
 	memcpy(buf, pkt, len);
