@@ -11,7 +11,9 @@ that calls a module's kfuncs cannot be loaded on a host without the
 module, so this reads the frames from the object instead: a function's
 frame is the deepest r10 offset its code uses (an upper bound of what the
 verifier counts), its calls are the relocations of its call instructions
-to functions of the object.  Prints each program's worst chain; exits 1
+to functions of the object, and the functions it passes as callbacks
+(bpf_loop()'s: a 64-bit load of a function's address), whose frames the
+verifier adds to the chain as it does a call's.  Prints each program's worst chain; exits 1
 if one passes the limit.  Needs llvm-objdump.
 """
 import re
@@ -19,26 +21,30 @@ import subprocess
 import sys
 
 LIMIT = 512
-FUNC = re.compile(r"^[0-9a-f]+ <([A-Za-z_][\w.]*)>:")
+FUNC = re.compile(r"^([0-9a-f]+) <([A-Za-z_][\w.]*)>:")
 SECTION = re.compile(r"^Disassembly of section (\S+):")
 R10 = re.compile(r"r10 - (\d+)")
 RELOC = re.compile(r"R_BPF_64_32\s+(\S+)")
+LDIMM = re.compile(r"=\s*(\d+) ll$")
+FUNCREF = re.compile(r"R_BPF_64_64\s+(\S+)")
 
 
 def parse(obj):
     """{function: (section, frame bytes, set of callees by name)}"""
     out = subprocess.run(["llvm-objdump", "-dr", "--no-show-raw-insn", obj],
                          check=True, capture_output=True, text=True).stdout
-    funcs, sec, cur, after_call = {}, None, None, False
+    funcs, at, sec, cur, after_call, imm = {}, {}, None, None, False, None
+    refs = []	# (function, section, offset): addresses loaded by functions
     for line in out.splitlines():
         m = SECTION.match(line)
         if m:
             sec, cur = m.group(1), None
             continue
         m = FUNC.match(line)
-        if m and not m.group(1).startswith("LBB"):
-            cur = m.group(1)
+        if m and not m.group(2).startswith("LBB"):
+            cur = m.group(2)
             funcs[cur] = [sec, 0, set()]
+            at[(sec, int(m.group(1), 16))] = cur
             continue
         if cur is None:
             continue
@@ -47,7 +53,16 @@ def parse(obj):
         m = RELOC.search(line)
         if m and after_call:
             funcs[cur][2].add(m.group(1))
+        m = FUNCREF.search(line)
+        if m and imm is not None:
+            refs.append((cur, m.group(1), imm))
         after_call = re.search(r"\scall\s", line) is not None
+        m = LDIMM.search(line)
+        imm = int(m.group(1)) if m else None
+    for f, target, off in refs:	# a section and offset, or a function
+        callee = at.get((target, off), target if off == 0 else None)
+        if callee in funcs:
+            funcs[f][2].add(callee)
     return {f: (s, d, c) for f, (s, d, c) in funcs.items()}
 
 
