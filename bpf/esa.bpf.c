@@ -507,11 +507,10 @@ static __always_inline int esa_odd_ip(struct xdp_md *ctx, struct iphdr *ip,
 }
 
 /*
- * Frames of one buffer or several (xdp.frags: jumbo MTUs); the values of a
+ * Frames of one buffer or several (jumbo MTUs); the values of a
  * multi-buffer frame go through esa_scratch (esa_data_slot()).
  */
-SEC("xdp.frags")
-int esa_xdp(struct xdp_md *ctx)
+static __always_inline int esa_ingress(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	const __u32 need = sizeof(struct udphdr) + ESA_HDR_LEN +
@@ -579,6 +578,27 @@ int esa_xdp(struct xdp_md *ctx)
 	if (h->type == ESA_T_RESULT)
 		return esa_down(ctx, ip, udp, h, jid, jc);
 	return esa_drop(jc, ESA_C_DROP_TYPE);
+}
+
+/* Native ports: frames of one buffer or several (xdp.frags). */
+SEC("xdp.frags")
+int esa_xdp(struct xdp_md *ctx)
+{
+	return esa_ingress(ctx);
+}
+
+/*
+ * Generic ports: the same code without frags.  For a program that takes
+ * frags, generic XDP copies the skb (skb_cow_data_for_xdp()), and what
+ * reaches tc ingress after XDP_PASS then has mac_len 0 (6.18): the tc
+ * fan-out finds its metadata 14 bytes off and takes no sum.  Without frags
+ * the kernel linearizes the skb instead, a jumbo frame included, and the
+ * program sees every frame whole.
+ */
+SEC("xdp")
+int esa_xdp_skb(struct xdp_md *ctx)
+{
+	return esa_ingress(ctx);
 }
 
 /* ------------------------------------------------------------------ */

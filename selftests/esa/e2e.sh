@@ -50,14 +50,14 @@ check "esactl prog load" esactl prog load slots 2048 values $V addr 10.255.0.1 s
 # results once registered with esactl.
 ipr() { nsenter --net=/run/netns/$SW ip "$@"; }
 if [ $MODE = native ]; then
-	xdp=xdpdrv fan=devmap
+	xdp=xdpdrv fan=devmap pin=xdp
 else
-	xdp=xdpgeneric fan=tc
+	xdp=xdpgeneric fan=tc pin=xdp-generic
 fi
 # more values than one single-buffer frame: native ports fan out their
 # multi-buffer sums by tc too
 [ $MODE = generic ] || [ $V -le 856 ] || fan=devmap+tc
-check "ip link set dev p3 $xdp pinned $PIN/xdp" ipr link set dev p3 $xdp pinned $PIN/xdp
+check "ip link set dev p3 $xdp pinned $PIN/$pin" ipr link set dev p3 $xdp pinned $PIN/$pin
 attach_all() { for i in 1 2 3 4 5 6 7; do esactl dev attach p$i mode $MODE || return 1; done; }
 check "esactl dev attach mode $MODE on every port (p3: registers it)" attach_all
 inmode() { [ "$(esactl -j dev show | grep -o "\"xdp\":\"$MODE\",\"fanout\":\"$fan\"" | wc -l)" = 7 ]; }

@@ -162,7 +162,7 @@ static void esa_clear(struct esa *e)
 	e->prog_fd = e->jobs_fd = e->slots_fd = e->acc_fd = -1;
 	e->counters_fd = e->tombs_fd = e->routes_fd = e->binds_fd = -1;
 	e->members_fd = e->fan_fd = e->ports_fd = e->portinfo_fd = -1;
-	e->seen_fd = -1;
+	e->seen_fd = e->skb_fd = -1;
 	e->cfg_fd = e->egress_fd = e->egress_test_fd = e->tc_fd = -1;
 }
 
@@ -287,6 +287,7 @@ static void load_fds(struct esa *e, struct bpf_object *obj)
 
 	e->ncpus = libbpf_num_possible_cpus();
 	e->prog_fd = esa_prog_fd(obj, "esa_xdp");
+	e->skb_fd = esa_prog_fd(obj, "esa_xdp_skb");
 	e->egress_fd = esa_prog_fd(obj, "esa_egress_prog");
 	e->egress_test_fd = esa_prog_fd(obj, "esa_egress_test");
 	e->tc_fd = esa_prog_fd(obj, "esa_tc_fan");
@@ -367,6 +368,7 @@ static const struct {
 	int prog;
 } esa_pins[] = {
 	{ "xdp",		"esa_xdp",		1 },
+	{ "xdp-generic",	"esa_xdp_skb",		1 },
 	{ "egress",		"esa_egress_prog",	1 },
 	{ "tc",			"esa_tc_fan",		1 },
 	{ "jobs",		"esa_jobs",		0 },
@@ -442,7 +444,7 @@ int esa_unpin(const char *dir)
 int esa_open_pinned(struct esa *e, const char *dir, char *err, size_t len)
 {
 	int *fds[] = {
-		&e->prog_fd, &e->egress_fd, &e->tc_fd,
+		&e->prog_fd, &e->skb_fd, &e->egress_fd, &e->tc_fd,
 		&e->jobs_fd, &e->slots_fd, &e->acc_fd, &e->counters_fd,
 		&e->tombs_fd, &e->routes_fd, &e->binds_fd, &e->members_fd,
 		&e->fan_fd, &e->ports_fd, &e->portinfo_fd, &e->seen_fd,
@@ -497,7 +499,7 @@ void esa_close(struct esa *e)
 		bpf_object__close(e->obj);
 	} else {
 		int fds[] = {
-			e->prog_fd, e->egress_fd, e->tc_fd, e->jobs_fd,
+			e->prog_fd, e->skb_fd, e->egress_fd, e->tc_fd, e->jobs_fd,
 			e->slots_fd, e->acc_fd, e->counters_fd, e->tombs_fd,
 			e->routes_fd, e->binds_fd, e->members_fd, e->fan_fd,
 			e->ports_fd, e->portinfo_fd, e->seen_fd, e->cfg_fd,

@@ -35,7 +35,8 @@ struct esa_opts {
 /* A loaded (or opened from pins) switch: program and map fds. */
 struct esa {
 	struct bpf_object *obj;	/* NULL when opened from pins */
-	int	prog_fd;
+	int	prog_fd;	/* native ports' (xdp.frags) */
+	int	skb_fd;		/* generic ports': the same without frags */
 	int	egress_fd;	/* the ports' egress program */
 	int	tc_fd;		/* generic mode's fan-out (tc ingress) */
 	int	egress_test_fd;	/* its test copy (loaded objects only) */
@@ -118,6 +119,8 @@ int esa_counters_reset(struct esa *e);
 int esa_port_attach(struct esa *e, int ifindex, int generic, char *err,
 		    size_t len);
 int esa_port_detach(struct esa *e, int ifindex, char *err, size_t len);
+/* Is XDP program id one of ours (the native ports' or the generic ones')? */
+bool esa_prog_ours(struct esa *e, __u32 id);
 int esa_port_registered(struct esa *e, int ifindex);
 /* Is the port attached in generic mode, with its fan-out (tc)? */
 int esa_port_generic(struct esa *e, int ifindex);

@@ -30,6 +30,11 @@ static __u32 esa_prog_id(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
+bool esa_prog_ours(struct esa *e, __u32 id)
+{
+	return id && (id == esa_prog_id(e->prog_fd) || id == esa_prog_id(e->skb_fd));
+}
+
 int esa_if_mtu(int ifindex)
 {
 	struct ifreq ifr = {};
@@ -192,12 +197,14 @@ int esa_port_attach(struct esa *e, int ifindex, int generic, char *err,
 {
 	__u32 mode = generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
 	__u32 other = generic ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
-	__u32 id = 0, oid = 0, ours = esa_prog_id(e->prog_fd);
+	int fd = generic ? e->skb_fd : e->prog_fd;
+	__u32 id = 0, oid = 0, ours = esa_prog_id(fd);
 	char name[IF_NAMESIZE] = "?";
 	int rc, tc;
 
 	if_indextoname(ifindex, name);
-	if (!bpf_xdp_query_id(ifindex, other, &oid) && oid == ours)
+	if (!bpf_xdp_query_id(ifindex, other, &oid) && oid &&
+	    esa_prog_ours(e, oid))
 		return ERR("%s runs ESA in %s mode: detach it first (esactl dev detach %s)",
 			   name, generic ? "native" : "generic", name);
 	if (!bpf_xdp_query_id(ifindex, mode, &id) && id && id != ours)
@@ -205,7 +212,7 @@ int esa_port_attach(struct esa *e, int ifindex, int generic, char *err,
 	if (esa_port_fits(e, ifindex, name, generic, err, len))
 		return -1;
 	if (id != ours) {
-		rc = bpf_xdp_attach(ifindex, e->prog_fd,
+		rc = bpf_xdp_attach(ifindex, fd,
 				    XDP_FLAGS_UPDATE_IF_NOEXIST | mode, NULL);
 		if (rc)
 			return ERR("cannot attach to %s in %s mode: %s%s", name,
@@ -228,7 +235,7 @@ int esa_port_attach(struct esa *e, int ifindex, int generic, char *err,
 
 int esa_port_detach(struct esa *e, int ifindex, char *err, size_t len)
 {
-	__u32 ours = esa_prog_id(e->prog_fd), id, k = ifindex;
+	__u32 id, k = ifindex;
 	char name[IF_NAMESIZE] = "?";
 	int found = 0;
 
@@ -239,7 +246,8 @@ int esa_port_detach(struct esa *e, int ifindex, char *err, size_t len)
 	for (int m = 0; m < 2; m++) {
 		__u32 mode = m ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
 
-		if (bpf_xdp_query_id(ifindex, mode, &id) || id != ours || !id)
+		if (bpf_xdp_query_id(ifindex, mode, &id) || !id ||
+		    !esa_prog_ours(e, id))
 			continue;
 		if (bpf_xdp_detach(ifindex, mode, NULL))
 			return ERR("cannot detach from %s: %s", name, strerror(errno));

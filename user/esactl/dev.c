@@ -16,8 +16,9 @@ static int usage_dev(void)
 		"       esactl dev detach DEV\n"
 		"       esactl dev show\n"
 		"attach runs the program on DEV and delivers results through it (in\n"
-		"generic mode with a tc ingress program too); 'ip link set dev DEV xdp\n"
-		"pinned %s/xdp' attaches without result delivery.\n",
+		"generic mode with a tc ingress program too); 'ip link set dev DEV xdpdrv\n"
+		"pinned %s/xdp' (or xdpgeneric ... /xdp-generic) attaches without result\n"
+		"delivery.\n",
 		pin_dir);
 	return 0;
 }

@@ -141,7 +141,7 @@ __u32 prog_id(int fd)
 int for_each_attached(struct esa *e, int (*fn)(struct esa *, int, int))
 {
 	struct if_nameindex *ifs = if_nameindex(), *i;
-	__u32 ours = prog_id(e->prog_fd), id;
+	__u32 id;
 	int rc = 0;
 
 	for (i = ifs; i && i->if_index; i++) {
@@ -149,7 +149,7 @@ int for_each_attached(struct esa *e, int (*fn)(struct esa *, int, int))
 
 		for (int m = 0; m < 2; m++)
 			on[m] = !bpf_xdp_query_id(i->if_index, m ? XDP_FLAGS_SKB_MODE :
-						  XDP_FLAGS_DRV_MODE, &id) && id == ours;
+						  XDP_FLAGS_DRV_MODE, &id) && esa_prog_ours(e, id);
 		if (on[0] || on[1] || esa_port_registered(e, i->if_index))
 			rc |= fn(e, i->if_index, on[1] ? 2 : on[0] ? 1 : 0);
 	}
@@ -211,6 +211,7 @@ static int prog_show(int argc, char **argv)
 		return 1;
 	out_obj_open(NULL);
 	out_u64("prog_id", "prog %llu ", prog_id(e.prog_fd));
+	out_u64("generic_prog_id", "generic-prog %llu ", prog_id(e.skb_fd));
 	out_str("pinned", "pinned %s ", pin_dir);
 	print_cfg(&e.cfg);
 	out_obj_close();
