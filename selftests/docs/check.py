@@ -164,11 +164,11 @@ if DEFAULTS:
             key, "at most %d, by default %d" % tuple(real) if key == "values"
             else "by default %d" % real[0]), "the page says %s" % said)
 
-pins = re.findall(r'\{ "([a-z]+)",\s+(?:"\w+"|NULL),\s+\d \}',
+pins = re.findall(r'\{ "([a-z-]+)",\s+(?:"\w+"|NULL),\s+\d \}',
                   read("user/common/loader.c"))
 pins.append("bind")	 # the kfunc variant's, pinned beside them
 files = man_section("FILES")
-named = set(re.findall(r"\b([a-z]+)\b", files.split("/sys/fs/bpf/esa/", 1)[1]
+named = set(re.findall(r"\b([a-z][a-z-]*[a-z]|[a-z])\b", files.split("/sys/fs/bpf/esa/", 1)[1]
                        .split("(", 1)[0])) - {"the", "programs", "maps",
                                               "and", "with", "esa", "ko",
                                               "variant", "kfunc", "s"}
