@@ -8,6 +8,14 @@ namespace behind the switch.  The data is generated here from the seed:
 16x16 images of four shapes (horizontal bar, vertical bar, diagonal, ring)
 at random places, with noise.  Prints the loss of every step; rank 0 writes
 the losses and the final test accuracy to --out (JSON).
+
+--width N trains an MLP with two hidden layers N wide instead (N = 2048:
+18 MB of float32 gradient).
+--time-steps K times the step: after --warmup steps, K steps between two
+barriers; then every rank's parameters are compared with every other's
+(they must be identical: every rank applies the same sum), and rank 0
+prints one JSON line: seconds per step, gradient bytes, the machine's idle
+share over the timed region (make bench-ddp, user/bench/ddp_step.sh).
 """
 import argparse
 import datetime
@@ -117,6 +125,21 @@ class Net(nn.Module):
         return self.lin(self.out, F.relu(self.lin(self.fc, x.flatten(1))))
 
 
+class Mlp(nn.Module):
+    """--width N: two hidden layers N wide on the flattened images,
+    (256 + N + 4) N + 2N + 4 parameters: 4.7 million at N = 2048, 18 MB
+    of float32 gradient for about 0.9 GFLOP a step at a batch of 32."""
+
+    def __init__(self, width):
+        super().__init__()
+        self.h1 = nn.Linear(16 * 16, width)
+        self.h2 = nn.Linear(width, width)
+        self.out = nn.Linear(width, 4)
+
+    def forward(self, x):
+        return self.out(F.relu(self.h2(F.relu(self.h1(x.flatten(1))))))
+
+
 def train(model, state, rank, world, steps, batch=32, lr=0.05, seed=1, check=False):
     """steps of SGD on this rank's share of the shapes, each step's loss
     printed: (losses, checks, test accuracy, test images, seconds).  With
@@ -143,6 +166,86 @@ def train(model, state, rank, world, steps, batch=32, lr=0.05, seed=1, check=Fal
     with torch.no_grad():
         acc = (model(xte).argmax(1) == yte).float().mean().item()
     return losses, checks, acc, len(yte), time.time() - t0
+
+
+def param_spread(model):
+    """The largest difference of any parameter between two ranks (gloo's
+    MAX of the parameters and of their negation: max - min), and where."""
+    with torch.no_grad():
+        hi = torch.cat([p.detach().to(torch.float64).flatten()
+                        for p in model.parameters()])
+        lo = -hi
+        dist.all_reduce(hi, op=dist.ReduceOp.MAX)
+        dist.all_reduce(lo, op=dist.ReduceOp.MAX)
+        d = hi + lo
+        i = int(d.argmax())
+        return d[i].item(), i
+
+
+def timed(model, state, a):
+    """--time-steps: a.warmup steps, then a.time_steps steps between two
+    barriers, timed on rank 0 with the machine's /proc/stat around them
+    (e2e_rank.machine(), make bench-e2e's); then the parameters compared
+    across the ranks.  Returns the exit status; rank 0 prints the JSON."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "..", "..", "bench"))
+    from e2e_rank import machine
+
+    x, y = shapes(4096, a.seed)
+    xtr, ytr = x[a.rank::a.world], y[a.rank::a.world]
+    opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=0.9)
+    per_epoch = len(xtr) // a.batch
+    losses = []
+
+    def steps(first, count):
+        for step in range(first, first + count):
+            i = (step % per_epoch) * a.batch
+            opt.zero_grad()
+            loss = F.cross_entropy(model(xtr[i:i + a.batch]), ytr[i:i + a.batch])
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+
+    steps(0, a.warmup)
+    dist.barrier()
+    m0 = machine(0, 0)
+    steps(a.warmup, a.time_steps)
+    dist.barrier()
+    m1 = machine(0, 0)
+    wall = m1["wall"] - m0["wall"]
+    if a.skew_params and a.rank == a.world - 1:
+        with torch.no_grad():
+            next(model.parameters()).view(-1)[0] += 2.0 ** -20
+    spread, where = param_spread(model)
+    finite = all(math.isfinite(v) for v in losses)
+    if not spread == 0.0:               # NaN too
+        print("rank %d: FAILED: the ranks' parameters differ after %d steps: by %g "
+              "at element %d" % (a.rank, len(losses), spread, where),
+              file=sys.stderr, flush=True)
+    if not finite:
+        print("rank %d: FAILED: a loss is not finite" % a.rank, file=sys.stderr, flush=True)
+    if a.rank == 0:
+        res = {"comm": a.comm, "ranks": a.world, "width": a.width,
+               "values": a.values if state else None,
+               "io": state.worker.io if state else None,
+               "grad_bytes": sum(p.numel() * p.element_size()
+                                 for p in model.parameters() if p.requires_grad),
+               "warmup": a.warmup, "steps": a.time_steps, "seconds": wall,
+               "s_per_step": wall / a.time_steps,
+               "idle": (m1["idle"] - m0["idle"]) / (wall * os.cpu_count()),
+               "checked": a.check_bound, "param_max_diff": spread,
+               "params_identical": spread == 0.0, "losses_finite": finite,
+               "hook": {k: getattr(state, k) for k in
+                        ("buckets_switch", "buckets_converted", "buckets_fallback",
+                         "in_flight_max")} if state else None}
+        print(json.dumps(res), flush=True)
+        if a.out:
+            with open(a.out, "w") as f:
+                json.dump(res, f)
+    if state:
+        state.close()
+    dist.destroy_process_group()
+    return 0 if spread == 0.0 and finite else 1
 
 
 def bench(a, worker, reps=10):
@@ -201,7 +304,27 @@ def main():
     ap.add_argument("--bucket-kb", type=float,
                     help="DDP's bucket size, first bucket too, in KB (smaller: more "
                          "buckets)")
+    ap.add_argument("--width", type=int, metavar="N",
+                    help="train an MLP with two hidden layers N wide instead of the CNN "
+                         "(2048: 18 MB of gradient)")
+    ap.add_argument("--time-steps", type=int, metavar="K",
+                    help="time K steps after --warmup ones; rank 0 prints one JSON line "
+                         "(seconds per step, gradient bytes); the ranks' parameters must "
+                         "be identical at the end")
+    ap.add_argument("--warmup", type=int, default=3, help="untimed steps before "
+                    "--time-steps' (3)")
+    ap.add_argument("--skew-params", action="store_true",
+                    help="--time-steps' check of its check: the last rank moves a "
+                         "parameter before the comparison, which must then fail")
     a = ap.parse_args()
+    if a.width is not None and not 1 <= a.width <= 65536:
+        ap.error("--width: 1 to 65536")
+    if a.width is not None and a.half:
+        ap.error("--half: the CNN's option, not --width's")
+    if a.time_steps is not None and (a.time_steps < 1 or a.warmup < 0):
+        ap.error("--time-steps: 1 or more, --warmup: 0 or more")
+    if a.time_steps is not None and a.bench:
+        ap.error("--time-steps or --bench, not both")
 
     torch.set_num_threads(1)
     torch.manual_seed(a.seed)
@@ -215,7 +338,8 @@ def main():
         # DDP's first bucket is 1 MB whatever the cap (torch 1.13): this
         # model's 38 KB would be one bucket
         dist._DEFAULT_FIRST_BUCKET_BYTES = int(a.bucket_kb * 1024)
-    model = nn.parallel.DistributedDataParallel(Net(a.half), **ddp_args)
+    net = Mlp(a.width) if a.width else Net(a.half)
+    model = nn.parallel.DistributedDataParallel(net, **ddp_args)
     state = None
     if a.comm == "esa":
         import esa
@@ -240,6 +364,8 @@ def main():
 
     if a.bench:
         return bench(a, state.worker if state else None)
+    if a.time_steps:
+        return timed(model, state, a)
 
     losses, checks, acc, ntest, secs = train(model, state, a.rank, a.world, a.steps, a.batch,
                                              a.lr, a.seed, a.check_bound)
