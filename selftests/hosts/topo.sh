@@ -62,6 +62,16 @@ topo_until() {
 	done
 }
 
+# topo_max_values MTU: the largest vector a link of MTU bytes carries
+# (ESA_IP_LEN: IPv4, UDP and ESA headers, 4 bytes a value), a multiple of
+# 8, at most ESA_MAX_VALUES: 856 at 3500, 2232 at 9000.
+topo_max_values() {
+	local v=$((($1 - 20 - 8 - 24) / 4 / 8 * 8)) lib
+	lib=$(sed -n 's/^#define ESA_MAX_VALUES[^0-9]*\([0-9]*\).*/\1/p' include/uapi/linux/esa.h)
+	[ "$v" -le "$lib" ] || v=$lib
+	echo "$v"
+}
+
 # topo_counter JOB NAME: the switch's counter NAME of job JOB, now.
 topo_counter() { esactl -j stats show job $1 2>/dev/null | grep -o "\"$2\":[0-9]*" | cut -d: -f2; }
 

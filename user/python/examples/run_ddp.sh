@@ -13,22 +13,26 @@
 # (the topology of selftests/hosts/topo.sh, which the demo and tests share)
 #
 # usage: run_ddp.sh [ -n RANKS ] [ -c esa|gloo ] [ -s STEPS ] [ -o OUT.json ] [ -b ] [ -k ]
-#                   [ -B FLOATS ] [ -I udp|xdp|auto ] [ -v VALUES ]
+#                   [ -B FLOATS ] [ -I udp|xdp|auto ] [ -v VALUES|max ] [ -M MTU ]
 #                   [ -x "MORE ddp_train.py OPTIONS" ]
 #   -b: check every bucket's sum against gloo's (ddp_train.py --check-bound)
 #   -B: no training: time allreduces of FLOATS values, gloo and the switch
-#   -x: e.g. "--half --bucket-kb 8" (a float16 bucket, smaller buckets)
+#   -x: e.g. "--half --bucket-kb 8" (a float16 bucket, smaller buckets),
+#       "--width 2048 --time-steps 20" (time the steps of an MLP's 18 MB)
 #   -I: libesa's and esa-ps's transport (udp): xdp is AF_XDP on eth0 queue 0
 #       (every host's link gets its NAPI by GRO, so its XDP hook is free)
-#   -v: values per packet (256; at most 856, what the links' MTU carries)
+#   -v: values per packet (256), a multiple of 8, at most what the links'
+#       MTU carries: 856 at 3500, 2232 at 9000 (jumbo); max: that many
+#   -M: every link's MTU (3500; 1280 to 9000: above 3500, multi-buffer XDP
+#       frames; AF_XDP's frames are one page, 856 values at most)
 #   -k: keep the namespaces (for a look at 'esactl stats show' afterwards)
 # Needs root, `make` done (OUTPUT=DIR: its build directory), and Debian's
 # python3-torch.
 set -u
 cd "$(dirname "$0")/../../.."
 B=${OUTPUT:-build}
-N=3 COMM=esa STEPS=300 OUT= KEEP= CHECK= MORE= IO=udp VALUES=256
-while getopts "n:c:s:o:bkB:x:I:v:" o; do
+N=3 COMM=esa STEPS=300 OUT= KEEP= CHECK= MORE= IO=udp VALUES=256 MTU=3500
+while getopts "n:c:s:o:bkB:x:I:v:M:" o; do
 	case $o in
 	n) N=$OPTARG ;;
 	c) COMM=$OPTARG ;;
@@ -40,18 +44,28 @@ while getopts "n:c:s:o:bkB:x:I:v:" o; do
 	x) MORE=$OPTARG ;;
 	I) IO=$OPTARG ;;
 	v) VALUES=$OPTARG ;;
+	M) MTU=$OPTARG ;;
 	*) echo "usage: run_ddp.sh [-n RANKS] [-c esa|gloo] [-s STEPS] [-o OUT.json] [-b] [-k]" \
-		"[-B FLOATS] [-I udp|xdp|auto] [-v VALUES] [-x OPTIONS]" >&2
+		"[-B FLOATS] [-I udp|xdp|auto] [-v VALUES|max] [-M MTU] [-x OPTIONS]" >&2
 	   exit 2 ;;
 	esac
 done
 case $IO in udp|xdp|auto) ;; *) echo "run_ddp.sh: -I: udp, xdp or auto, not \"$IO\"" >&2; exit 2 ;; esac
-case $VALUES in ''|*[!0-9]*) echo "run_ddp.sh: -v: a number of values" >&2; exit 2 ;; esac
-[ "$VALUES" -ge 8 ] && [ "$VALUES" -le 856 ] && [ $((VALUES % 8)) = 0 ] ||
-	{ echo "run_ddp.sh: -v: 8 to 856 values, a multiple of 8" >&2; exit 2; }
+case $MTU in ''|*[!0-9]*) echo "run_ddp.sh: -M: an MTU in bytes" >&2; exit 2 ;; esac
+[ "$MTU" -ge 1280 ] && [ "$MTU" -le 9000 ] || { echo "run_ddp.sh: -M: 1280 to 9000" >&2; exit 2; }
 P=esat$$
 JOB=1
 . selftests/hosts/topo.sh
+VMAX=$(topo_max_values "$MTU")
+[ "$VALUES" = max ] && VALUES=$VMAX
+case $VALUES in ''|*[!0-9]*) echo "run_ddp.sh: -v: a number of values or max" >&2; exit 2 ;; esac
+[ "$VALUES" -ge 8 ] && [ $((VALUES % 8)) = 0 ] ||
+	{ echo "run_ddp.sh: -v: 8 or more values, a multiple of 8" >&2; exit 2; }
+LIBMAX=$(topo_max_values 9000)
+[ "$VALUES" -le "$LIBMAX" ] || { echo "run_ddp.sh: -v $VALUES: at most $LIBMAX values" >&2; exit 2; }
+[ "$VALUES" -le "$VMAX" ] || { echo "run_ddp.sh: -v $VALUES: MTU $MTU carries at most $VMAX" \
+	"values; $VALUES need -M $((VALUES * 4 + 52)) or more" >&2; exit 2; }
+TOPO_MTU=$MTU
 topo_init
 cleanup() {
 	if [ -n "$KEEP" ]; then
