@@ -33,6 +33,11 @@
 #   make bench-e2e-tbf  the same with every host link shaped by tbf
 #                     (E2E_RATE, default 100mbit), windows of 32 chunks,
 #                     4 and 16 MB (about 8 minutes); build/e2e-tbf/
+#   make bench-ddp    a DDP training step (ddp_train.py's MLP, 18 MB of
+#                     gradient) with gloo, then through the switch, 4 ranks
+#                     at MTU 9000 and 2232 values, the ranks' parameters
+#                     checked identical (root; user/bench/ddp_step.sh,
+#                     DDP_ARGS passes options); build/ddp/
 # JCT_ARGS passes options to user/bench/jct.sh (jct.sh -h), e.g.
 # JCT_ARGS="-s 1,2 -r 1" for a shorter run; JCT_SWEEP_ARGS to jct-sweep.sh.
 #
@@ -59,6 +64,7 @@ JCT_CALIB_ARGS	?=
 E2E_JOB		:= $(OUTPUT)/esa_e2e_job
 E2E_ARGS	?=
 E2E_RATE	?= 100mbit
+DDP_ARGS	?=
 
 ALL_EXTRA	+= $(JCT_BIN) $(E2E_JOB)
 CLEAN_EXTRA	+= jct-clean
@@ -73,7 +79,7 @@ $(E2E_JOB): $(JCT_DIR)/e2e_job.c $(COMMON) $(HDRS) | $(OUTPUT)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(COMMON) $(LDLIBS) -o $@
 
-.PHONY: bench-e2e bench-e2e-tbf
+.PHONY: bench-e2e bench-e2e-tbf bench-ddp
 bench-e2e:
 	$(Q)scripts/deps.sh build test plot torch
 	$(Q)$(MAKE) --no-print-directory all
@@ -85,6 +91,11 @@ bench-e2e-tbf:
 	$(Q)OUTPUT=$(OUTPUT) $(JCT_DIR)/e2e.sh -L $(E2E_RATE) -W 32 -m 4,16 -n 3,2 \
 		-c gloo,udp-256,udp-max,ps-256,ps-max \
 		-o $(OUTPUT)/e2e-tbf $(E2E_ARGS)
+
+bench-ddp:
+	$(Q)scripts/deps.sh build test torch
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)OUTPUT=$(OUTPUT) $(JCT_DIR)/ddp_step.sh -o $(OUTPUT)/ddp $(DDP_ARGS)
 
 .PHONY: jct jct-tbf jct-net jct-net-sweep jct-sweep jct-calib jct-plots jct-clean
 jct:
@@ -135,4 +146,4 @@ jct-plots:
 jct-clean:
 	$(call msg,CLEAN,$(JCT_OUT))
 	$(Q)rm -rf $(JCT_OUT) $(OUTPUT)/jct-tbf $(OUTPUT)/jct-net $(JCT_BIN) $(E2E_JOB) $(OUTPUT)/e2e \
-		$(OUTPUT)/e2e-tbf
+		$(OUTPUT)/e2e-tbf $(OUTPUT)/ddp
