@@ -76,13 +76,28 @@ case $WARMUP in ''|*[!0-9]*) die "-W: a number of steps" ;; esac
 mkdir -p "$OUT/log" || die "cannot create $OUT"
 rm -f "$OUT"/*.json "$OUT"/log/*
 
+# A run's timeout is its process group's leader: stopped, it stops the
+# run's ranks and run_ddp.sh, which removes its namespaces.
+RUNPID=
+stop() {
+	trap '' INT TERM
+	[ -n "$RUNPID" ] && kill -TERM "$RUNPID" 2>/dev/null && wait "$RUNPID"
+}
+trap stop EXIT
+trap 'echo "ddp-step: interrupted" >&2; exit 130' INT TERM
+
 # one COMM ROUND: a run of run_ddp.sh, rank 0's JSON in $OUT/COMM-ROUND.json
 one() {
-	local log=$OUT/log/$1-$2.txt
+	local log=$OUT/log/$1-$2.txt rc
 	echo "ddp-step: $1, round $2: $RANKS ranks, MTU $MTU, width $WIDTH, $WARMUP + $STEPS steps" >&2
-	if ! timeout "$TIMEOUT" user/python/examples/run_ddp.sh -n "$RANKS" -c "$1" -M "$MTU" \
+	timeout "$TIMEOUT" user/python/examples/run_ddp.sh -n "$RANKS" -c "$1" -M "$MTU" \
 		-v "$VALUES" -I "$IO" -o "$OUT/$1-$2.json" \
-		-x "--width $WIDTH --time-steps $STEPS --warmup $WARMUP $MORE" >"$log" 2>&1; then
+		-x "--width $WIDTH --time-steps $STEPS --warmup $WARMUP $MORE" >"$log" 2>&1 &
+	RUNPID=$!
+	wait $RUNPID
+	rc=$?
+	RUNPID=
+	if [ $rc != 0 ]; then
 		grep -v ' loss \|^\[switch\]' "$log" | tail -15 >&2
 		die "$1, round $2 FAILED (log: $log)"
 	fi

@@ -168,6 +168,14 @@ def train(model, state, rank, world, steps, batch=32, lr=0.05, seed=1, check=Fal
     return losses, checks, acc, len(yte), time.time() - t0
 
 
+# Tensors that live as long as the process.  torch 1.13's gloo drops a
+# finished work's tensors on its own thread, after the caller's wait() has
+# returned: a tensor whose Python object went first is then freed there,
+# under the GIL, and ProcessGroupGloo's destructor joins that thread while
+# holding the GIL (a rank hung at exit so, once in 60-torch).
+_KEEP = []
+
+
 def param_spread(model):
     """The largest difference of any parameter between two ranks (gloo's
     MAX of the parameters and of their negation: max - min), and where."""
@@ -175,6 +183,7 @@ def param_spread(model):
         hi = torch.cat([p.detach().to(torch.float64).flatten()
                         for p in model.parameters()])
         lo = -hi
+        _KEEP.extend((hi, lo))
         dist.all_reduce(hi, op=dist.ReduceOp.MAX)
         dist.all_reduce(lo, op=dist.ReduceOp.MAX)
         d = hi + lo

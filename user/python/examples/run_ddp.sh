@@ -68,6 +68,9 @@ LIBMAX=$(topo_max_values 9000)
 TOPO_MTU=$MTU
 topo_init
 cleanup() {
+	# a timeout signals the script and then its process group: the second
+	# signal must not cut the cleanup short
+	trap '' INT TERM
 	if [ -n "$KEEP" ]; then
 		for p in $TOPO_PIDS; do kill "$p" 2>/dev/null; done
 		echo "kept: namespaces $P-*, pins $PIN" >&2
