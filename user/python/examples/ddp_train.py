@@ -242,7 +242,9 @@ def timed(model, state, a):
                "warmup": a.warmup, "steps": a.time_steps, "seconds": wall,
                "s_per_step": wall / a.time_steps,
                "idle": (m1["idle"] - m0["idle"]) / (wall * os.cpu_count()),
-               "checked": a.check_bound, "param_max_diff": spread,
+               "checked": a.check_bound,
+               "bound_worst": getattr(state, "worst", 0.0) if a.check_bound and state else None,
+               "param_max_diff": spread,
                "params_identical": spread == 0.0, "losses_finite": finite,
                "hook": {k: getattr(state, k) for k in
                         ("buckets_switch", "buckets_converted", "buckets_fallback",
