@@ -151,11 +151,6 @@ case $SHAPE in ifb|wire) ;; *) die "-S: ifb or wire, not \"$SHAPE\"" ;; esac
 [ "$QUEUES" = 1 ] || [ -z "$RATE" ] || [ "$SHAPE" = ifb ] ||
 	die "-Q: straight links only, not with -L and -S wire"
 
-# The largest vector the links carry: IP, UDP and ESA headers, 4 bytes a
-# value, a multiple of 8, at most ESA_MAX_VALUES.
-VMAX=$(( (MTU - 20 - 8 - 24) / 4 / 8 * 8 ))
-LIBMAX=$(sed -n 's/^#define ESA_MAX_VALUES[^0-9]*\([0-9]*\).*/\1/p' include/uapi/linux/esa.h)
-[ "$VMAX" -le "$LIBMAX" ] || VMAX=$LIBMAX
 IFS=, read -r -a CFGS <<<"$CONFIGS"
 for c in "${CFGS[@]}"; do
 	case $c in
@@ -172,6 +167,10 @@ for r in ${RANKS//,/ }; do [ "$r" -gt $MAXR ] && MAXR=$r; done
 P=e2e$$
 JOB=1
 . selftests/hosts/topo.sh
+# The largest vector the links carry (topo_max_values: the headers, 4 bytes
+# a value, a multiple of 8, at most ESA_MAX_VALUES).
+VMAX=$(topo_max_values "$MTU")
+LIBMAX=$(topo_max_values 65535)
 mkdir -p "$OUT/log" || die "cannot create $OUT"
 rm -f "$OUT"/results.jsonl "$OUT"/log/*
 SWPID=
@@ -183,6 +182,8 @@ cleanup() {
 	for p in $RANKPIDS; do kill "$p" 2>/dev/null; done
 	topo_cleanup
 }
+# before topo_init: it picks the XDP_PASS program's section by the MTU
+TOPO_MTU=$MTU
 topo_init
 trap cleanup EXIT
 trap 'echo; echo "e2e: interrupted" >&2; exit 130' INT TERM
@@ -193,7 +194,6 @@ if [ $PERF = 1 ]; then
 fi
 
 t_start=$(date +%s)
-TOPO_MTU=$MTU
 topo_switch || die "cannot create the switch namespace"
 # Straight links get their NAPI by GRO, not by an XDP_PASS program on eth0:
 # the hook stays free for libesa's and esa-ps's AF_XDP programs (topo.sh).
