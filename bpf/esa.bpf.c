@@ -552,9 +552,12 @@ static __always_inline int esa_ingress(struct xdp_md *ctx)
 		return esa_drop(jc, h->version != ESA_VERSION ?
 				ESA_C_DROP_VERSION : ESA_C_DROP_JOB);
 	}
+	/*
+	 * jid has its row, so never NULL; but a NULL jc let through would
+	 * have the verifier check the slot step once more.
+	 */
 	jc = esa_ctr(jid);
-	if (!jc)	/* jid has its row: never; a NULL jc, though, would have
-			 * the verifier check the slot step once more */
+	if (!jc)
 		return esa_drop(esa_ctr(esa_cfg.max_jobs), ESA_C_DROP_INTERNAL);
 	CNT(jc, ESA_C_RX);
 	if (bpf_ntohs(h->count) != esa_cfg.nvals)
