@@ -220,8 +220,16 @@ static __always_inline __u32 esa_port_flags(__u32 ifindex)
 static __always_inline int esa_multibuf(struct xdp_md *ctx,
 					const struct iphdr *ip)
 {
-	return (void *)ip + bpf_ntohs(ip->tot_len) >
-	       (void *)(long)ctx->data_end;
+	__u32 len = bpf_ntohs(ip->tot_len);
+
+	/*
+	 * Bounded first: the verifier of 6.1 and 6.12 does not bound a byte
+	 * swap's result and refuses it added to a packet pointer.  No frame
+	 * esa_xdp() took is longer.
+	 */
+	if (len > ESA_IP_LEN(ESA_MAX_VALUES))
+		return 1;
+	return (void *)ip + len > (void *)(long)ctx->data_end;
 }
 
 /*
