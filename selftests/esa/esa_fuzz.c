@@ -23,6 +23,14 @@
 #include "psmodel.h"
 #include "kselftest_harness.h"
 
+/*
+ * A case loads and verifies the whole switch (both XDP programs) before it
+ * sends a packet: under TCG on a debug kernel (make vmtest-debug) that
+ * alone can pass the harness's 30 s.  The limit of selftests/kmod's.
+ */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT	1200
+
 #define NJOBS		5
 #define MAXV		ESA_MAX_VALUES
 #define WINDOW		6	/* chunks in flight per job */
@@ -415,9 +423,16 @@ TEST(moderate_contention_atp)
 	fuzz(_metadata, ESA_POLICY_ATP, 48, npackets / 4);
 }
 
+/*
+ * Private regions larger than the window: tombstone forwards and chunks
+ * the PS finishes come only from the injected losses and resends, which
+ * take some 2000 packets to arise (seed 1 at 500 and 1000: none, so the
+ * checks of them failed on a small run): never fewer.
+ */
 TEST(moderate_contention_switchml)
 {
-	fuzz(_metadata, ESA_POLICY_SWITCHML, 48, npackets / 4);
+	fuzz(_metadata, ESA_POLICY_SWITCHML, 48,
+	     npackets / 4 > 2000 ? npackets / 4 : 2000);
 }
 
 /*

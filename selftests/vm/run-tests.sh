@@ -89,8 +89,8 @@ t "module BTF in /sys/kernel/btf/esa" test -s /sys/kernel/btf/esa
 kselftest esa_nl_test
 kselftest esa_kfunc_test
 # A debug kernel (KASAN, lockdep, all under TCG) runs each packet many times
-# slower: 20000 of them overran the harness's 30 s a case there, so it sends
-# a tenth, the same seeds, and a hang is still a failure.
+# slower: it sends a tenth, the same seeds (each case at least what its
+# checks need, esa_fuzz.c), within the harness's 1200 s a case.
 fuzz_n=20000
 [ -r /proc/lockdep_stats ] && fuzz_n=2000
 t "esa_fuzz: the structure-aware fuzzer on the kfunc variant, jobs in esa.ko ($fuzz_n packets a case)" \
