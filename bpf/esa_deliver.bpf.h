@@ -286,6 +286,7 @@ __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 reg,
 	__u32 n, psi, pflags, zero = 0;
 	__be32 worker;
 	void *devmap;
+	int mb;
 
 	if (esa_parse(ctx, &p))
 		return esa_drop(c, ESA_C_DROP_INTERNAL);
@@ -312,8 +313,8 @@ __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 reg,
 	p.ip->id = (__u16)(++cpu->bcast);
 	p.udp->source = esa_cfg.port;
 	pflags = esa_port_flags(ctx->ingress_ifindex);
-	if ((pflags & ESA_PORT_SKB) ||
-	    ((pflags & ESA_PORT_TC) && esa_multibuf(ctx, p.ip))) {
+	mb = esa_multibuf(ctx, p.ip);	/* no devmap copies of it (esa_maps.h) */
+	if ((pflags & ESA_PORT_SKB) || ((pflags & ESA_PORT_TC) && mb)) {
 		p.h->resv = 0;
 		p.ip->id = 0;	/* the wire's: as egress leaves it */
 		esa_ip_csum(p.ip);
@@ -321,7 +322,7 @@ __esa_global int esa_broadcast(struct xdp_md *ctx, __u32 jid, __u32 reg,
 			return esa_drop(c, ESA_C_DROP_INTERNAL);
 		return esa_fan_by_tc(ctx, c, jid, reg, ps_copy);
 	}
-	if (esa_multibuf(ctx, p.ip))	/* no devmap copies of it (esa_maps.h) */
+	if (mb)
 		goto whole_to_ps;
 	p.h->resv = ps_copy ? 0 : ESA_RESV_NO_PS;
 	esa_stamp_reg(p.eth->h_source, reg);	/* egress checks it */
