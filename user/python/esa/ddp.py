@@ -31,9 +31,11 @@ bucket with NaN or infinity) goes to the process group's own allreduce
 instead, with a warning the first time.  Every rank makes the same choice
 for the same bucket, and the communication thread issues those allreduces
 in bucket order, so the ranks' collectives stay in step.  The switch's sum
-goes into a buffer of its own, so a bucket that falls back is still the
-rank's own gradient: the process group sums it element by element, and a
-NaN or an infinity stays in its element, as without the hook.
+goes into a buffer of its own (one per bucket, kept from step to step), so
+a bucket that falls back is still the rank's own gradient: the process
+group sums it element by element, and a NaN or an infinity stays in its
+element, as without the hook.  A bucket summed by the switch gets the
+average in one pass over that buffer.
 
 The fallback allreduces go through a process group of the hook's own,
 made by register() (dist.new_group()): DDP issues collectives of its own on
@@ -94,10 +96,11 @@ def error_bound(dtype, block_absmax, exact_sum, world):
 
 class _Item:
     """One bucket, in DDP's order: through the switch, or the group's."""
-    __slots__ = ("tensor", "fut", "why", "send", "total", "req")
+    __slots__ = ("tensor", "index", "fut", "why", "send", "total", "req")
 
-    def __init__(self, tensor, why):
+    def __init__(self, tensor, index, why):
         self.tensor = tensor
+        self.index = index
         self.fut = torch.futures.Future()
         self.why = why
         self.send = self.total = self.req = None
@@ -123,9 +126,19 @@ class EsaHookState:
         self.buckets_fallback = 0
         self.in_flight_max = 0
         self._warned = set()
+        self._bufs = {}             # (bucket index, role): a float32 buffer kept
         self._queue = queue.SimpleQueue()
         self._thread = None
         self._lock = threading.Lock()
+
+    def _buffer(self, index, role, numel):
+        """A float32 buffer of numel for bucket index, kept from step to
+        step: a new one each step would cost the kernel a zeroed page per
+        4 KB written (the allocator maps buffers this large afresh)."""
+        b = self._bufs.get((index, role))
+        if b is None or b.numel() != numel:
+            b = self._bufs[(index, role)] = torch.empty(numel, dtype=torch.float32)
+        return b
 
     def _warn(self, why):
         if why not in self._warned:
@@ -158,8 +171,10 @@ class EsaHookState:
 def _start(state, item, in_flight):
     """Start item's allreduce through the switch."""
     t = item.tensor
-    item.send = t if t.dtype == torch.float32 else t.to(torch.float32)
-    item.total = torch.empty(t.numel(), dtype=torch.float32)
+    item.send = t
+    if t.dtype != torch.float32:
+        item.send = state._buffer(item.index, "send", t.numel()).copy_(t)
+    item.total = state._buffer(item.index, "total", t.numel())
     item.req = state.worker.allreduce_start(item.send, out=item.total)
     state.in_flight_max = max(state.in_flight_max, in_flight + 1)
 
@@ -194,7 +209,10 @@ def _finish(state, item, err):
     state.buckets_switch += 1
     if item.tensor.dtype != torch.float32:
         state.buckets_converted += 1
-    item.tensor.copy_(item.total.div_(state.world_size))
+        item.tensor.copy_(item.total.div_(state.world_size))
+    else:
+        # one pass: the average straight into the bucket
+        torch.div(item.total, state.world_size, out=item.tensor)
     item.send = item.total = item.req = None
     item.fut.set_result(item.tensor)
 
@@ -281,7 +299,7 @@ def esa_hook(state, bucket):
     """DDP comm hook: a future of the bucket's average over all ranks,
     through the switch."""
     tensor = bucket.buffer()
-    return state.submit(_Item(tensor, _unsupported(tensor)))
+    return state.submit(_Item(tensor, bucket.index(), _unsupported(tensor)))
 
 
 def agree_run(process_group=None):
