@@ -109,13 +109,19 @@ class Switch(threading.Thread):
 
 
 class Bucket:
-    """What esa_hook uses of DDP's GradBucket."""
+    """What esa_hook uses of DDP's GradBucket.  Every bucket here has index
+    0: the hook keeps a sum buffer per index, and buckets in flight together
+    with one index (overlap()) must each get their own."""
 
-    def __init__(self, t):
+    def __init__(self, t, index=0):
         self.t = t
+        self.i = index
 
     def buffer(self):
         return self.t
+
+    def index(self):
+        return self.i
 
 
 def fup(a, esa, torch, dist):

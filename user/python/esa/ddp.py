@@ -96,7 +96,7 @@ def error_bound(dtype, block_absmax, exact_sum, world):
 
 class _Item:
     """One bucket, in DDP's order: through the switch, or the group's."""
-    __slots__ = ("tensor", "index", "fut", "why", "send", "total", "req")
+    __slots__ = ("tensor", "index", "fut", "why", "send", "total", "req", "held")
 
     def __init__(self, tensor, index, why):
         self.tensor = tensor
@@ -104,6 +104,7 @@ class _Item:
         self.fut = torch.futures.Future()
         self.why = why
         self.send = self.total = self.req = None
+        self.held = []
 
 
 class EsaHookState:
@@ -127,18 +128,31 @@ class EsaHookState:
         self.in_flight_max = 0
         self._warned = set()
         self._bufs = {}             # (bucket index, role): a float32 buffer kept
+        self._busy = set()          # the keys of _bufs an allreduce holds
         self._queue = queue.SimpleQueue()
         self._thread = None
         self._lock = threading.Lock()
 
-    def _buffer(self, index, role, numel):
-        """A float32 buffer of numel for bucket index, kept from step to
-        step: a new one each step would cost the kernel a zeroed page per
-        4 KB written (the allocator maps buffers this large afresh)."""
-        b = self._bufs.get((index, role))
+    def _buffer(self, item, role):
+        """A float32 buffer the size of item's bucket, kept per bucket index
+        from step to step: a new one each step would cost the kernel a
+        zeroed page per 4 KB written (the allocator maps buffers this large
+        afresh).  One still in use (the same index twice in flight: one
+        state shared by two models) gives way to a new one."""
+        key, numel = (item.index, role), item.tensor.numel()
+        if key in self._busy:
+            return torch.empty(numel, dtype=torch.float32)
+        b = self._bufs.get(key)
         if b is None or b.numel() != numel:
-            b = self._bufs[(index, role)] = torch.empty(numel, dtype=torch.float32)
+            b = self._bufs[key] = torch.empty(numel, dtype=torch.float32)
+        self._busy.add(key)
+        item.held.append(key)
         return b
+
+    def _release(self, item):
+        """item's buffers back to the pool (the communication thread only)."""
+        self._busy.difference_update(item.held)
+        item.held = []
 
     def _warn(self, why):
         if why not in self._warned:
@@ -173,8 +187,8 @@ def _start(state, item, in_flight):
     t = item.tensor
     item.send = t
     if t.dtype != torch.float32:
-        item.send = state._buffer(item.index, "send", t.numel()).copy_(t)
-    item.total = state._buffer(item.index, "total", t.numel())
+        item.send = state._buffer(item, "send").copy_(t)
+    item.total = state._buffer(item, "total")
     item.req = state.worker.allreduce_start(item.send, out=item.total)
     state.in_flight_max = max(state.in_flight_max, in_flight + 1)
 
@@ -205,6 +219,7 @@ def _finish(state, item, err):
             raise err
         item.why = "NaN or infinity in a gradient"
         item.send = item.total = item.req = None
+        state._release(item)
         return _group(state, item)
     state.buckets_switch += 1
     if item.tensor.dtype != torch.float32:
@@ -214,6 +229,7 @@ def _finish(state, item, err):
         # one pass: the average straight into the bucket
         torch.div(item.total, state.world_size, out=item.tensor)
     item.send = item.total = item.req = None
+    state._release(item)
     item.fut.set_result(item.tensor)
 
 
@@ -231,6 +247,7 @@ def _take(state, pending, block, started):
                 try:
                     _start(state, item, started)
                 except Exception as e:  # noqa: BLE001 -- DDP raises it
+                    state._release(item)
                     item.fut.set_exception(e)
                     continue
                 started += 1
@@ -280,6 +297,7 @@ def _comm_main(state):
             started -= _settle(state, pending)
         except Exception as e:          # noqa: BLE001 -- every waiting bucket gets it
             for item in pending:
+                state._release(item)
                 if not item.fut.done():
                     item.fut.set_exception(e)
             pending.clear()
