@@ -327,7 +327,7 @@ one_config() {
 	fi
 	if [ $rc != 0 ]; then
 		echo "e2e: $w ranks, $label FAILED:" >&2
-		tail -5 "$OUT"/log/rank*-"$w-$label".txt >&2
+		tail -n 5 "$OUT"/log/rank*-"$w-$label".txt >&2
 	fi
 	say "$w ranks, $label: $(($(date +%s) - t0)) s"
 	return $rc

@@ -200,6 +200,10 @@ def one_size(a, comm, mib, reps):
     if a.inject and a.rank == a.world - 1:
         data[-1][0][n // 3] += 1        # a wrong input the check must catch
     out = [torch.empty(n) for _ in range(reps + 1)]
+    # Making the inputs takes seconds with 8 ranks on two cores, and unequal
+    # ones: a rank that starts the warm-up before the last has its inputs
+    # would wait for it, past libesa's give-up (10 s) at 16 MB.
+    dist.barrier()
     comm.reduce(data[0][0], out[0]).run(data[0][0], out[0])    # warm-up
     for k in range(1, reps + 1):
         comm.reduce(data[k][0], out[k])
