@@ -428,6 +428,34 @@ static void test_config(void)
 		   !esa_config_set(c, "window", "512"), "config: window 513 refused, 512 "
 		   "taken (%s)", why);
 	}
+	{
+		static const char *const bad[][2] = {
+			{ "xsk_busy_poll", "-1" }, { "xsk_busy_poll", "100001" },
+			{ "xsk_busy_poll", "20us" }, { "xsk_tx_budget", "16" },
+			{ "xsk_tx_budget", "513" }, { "xsk_tx_budget", "-1" },
+		};
+		char refused[160] = "", got[2][16] = { "", "" }, why16[200] = "";
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			if (esa_config_set(c, bad[i][0], bad[i][1]) != -EINVAL ||
+			    !strstr(esa_config_error(c), bad[i][0]))
+				snprintf(refused + strlen(refused), sizeof(refused) - strlen(refused),
+					 " %s=%s", bad[i][0], bad[i][1]);
+			if (i == 3)
+				snprintf(why16, sizeof(why16), "%s", esa_config_error(c));
+		}
+		ok(!refused[0] && strstr(why16, "the kernel takes 32..512 frames a send call") &&
+		   !esa_config_set(c, "xsk_busy_poll", "50") &&
+		   !esa_config_set(c, "xsk_tx_budget", "64") &&
+		   !esa_config_get(c, "xsk_busy_poll", got[0], sizeof(got[0])) &&
+		   !esa_config_get(c, "xsk_tx_budget", got[1], sizeof(got[1])) &&
+		   !strcmp(got[0], "50") && !strcmp(got[1], "64"),
+		   "config: xsk_busy_poll and xsk_tx_budget out of range refused, each naming "
+		   "itself (%s); 50 and 64 taken (%s, %s)%s%s", why16, got[0], got[1],
+		   refused[0] ? "; not refused:" : "", refused);
+		esa_config_set(c, "xsk_busy_poll", "0");
+		esa_config_set(c, "xsk_tx_budget", "0");
+	}
 	fd = mkstemp(path);
 	f = fdopen(fd, "w");
 	fprintf(f, "# a worker\nswitch = 10.255.0.1:7680\njob = 3\nrank=1\n workers = 4 \n"

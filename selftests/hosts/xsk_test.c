@@ -41,6 +41,8 @@
 #include <netinet/ip.h>
 #include <netinet/udp.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -360,6 +362,126 @@ static void test_send_partial(void)
 	   "device down: 500 frames posted, then 12 of 64 (the ring's room), no error "
 	   "(%d, %d; %llu kicks refused); up again, they went (%d still posted)", first,
 	   second, x ? (unsigned long long)esa_xsk_tx_down(x) : 0ULL, left);
+	esa_xsk_close(x);
+}
+
+/* Kicks to send 64 frames on x (to itself, on lo). */
+static long kicks_for_64(struct esa_xsk *x, struct sockaddr_in *me)
+{
+	uint32_t f[64];
+	uint64_t k0;
+	char err[160];
+
+	for (uint32_t i = 0; i < 64; i++) {
+		f[i] = i;
+		if (esa_xsk_tx_prep(x, i, me, me, 64, err, sizeof(err)))
+			return -1;
+	}
+	k0 = esa_xsk_kicks(x);
+	if (esa_xsk_send(x, f, 64) != 64 || busy_frames(x, 64))
+		return -1;
+	rx_until(x, 64, NULL);
+	return (long)(esa_xsk_kicks(x) - k0);
+}
+
+static int sockopt(struct esa_xsk *x, int name)
+{
+	int v = -1;
+	socklen_t l = sizeof(v);
+
+	return getsockopt(esa_xsk_fd(x), SOL_SOCKET, name, &v, &l) ? -errno : v;
+}
+
+struct noadmin {
+	struct esa_xsk **x;
+	const struct esa_xsk_cfg *c;
+	char	*err;
+	size_t	len;
+	int	rc;
+};
+
+/* Capabilities are a thread's: this one opens without CAP_NET_ADMIN. */
+static void *noadmin_main(void *arg)
+{
+	struct noadmin *a = arg;
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d)) {
+		a->rc = -errno;
+		return NULL;
+	}
+	d[CAP_NET_ADMIN / 32].effective &= ~(1u << (CAP_NET_ADMIN % 32));
+	if (syscall(SYS_capset, &h, d)) {
+		a->rc = -errno;
+		return NULL;
+	}
+	a->rc = esa_xsk_open(a->x, a->c, a->err, a->len);
+	return NULL;
+}
+
+static int drop_net_admin_and_open(struct esa_xsk **x, const struct esa_xsk_cfg *c, char *err,
+				   size_t len)
+{
+	struct noadmin a = { .x = x, .c = c, .err = err, .len = len, .rc = -EINVAL };
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, noadmin_main, &a))
+		return -EAGAIN;
+	pthread_join(t, NULL);
+	return a.rc;
+}
+
+/*
+ * The tuning (xsk_busy_poll, xsk_tx_budget): the socket carries the busy
+ * polling asked for (SO_PREFER_BUSY_POLL, SO_BUSY_POLL, its budget the
+ * receive batch); a copy-mode send of 64 frames takes two send calls with
+ * the kernel's budget (32) and one with 64; a budget the kernel refuses
+ * fails the opening, naming it; so does busy polling without the right.
+ */
+static void test_tuning(void)
+{
+	uint16_t p = ports(3);
+	struct sockaddr_in me = sin4("127.0.0.1", p), me2 = sin4("127.0.0.1", p + 1);
+	struct sockaddr_in me3 = sin4("127.0.0.1", p + 2);
+	struct esa_xsk_cfg c = { .ifname = "lo", .local = &me, .nlocal = 1, .tx_frames = 64,
+				 .pkt_max = 1100, .umem_frames = 3 * esa_xsk_need(64, 0),
+				 .busy_poll_us = 20, .tx_budget = 64 };
+	char err[256] = "", err2[256] = "", err3[256] = "";
+	struct esa_xsk *x = NULL, *plain = NULL, *bad = NULL;
+	long k64 = -1, k32 = -1;
+	int prefer = -1, us = -1, rc2, rc3;
+
+	if (!esa_xsk_open(&x, &c, err, sizeof(err))) {
+		prefer = sockopt(x, SO_PREFER_BUSY_POLL);
+		us = sockopt(x, SO_BUSY_POLL);	/* SO_BUSY_POLL_BUDGET: set only */
+		k64 = kicks_for_64(x, &me);
+	}
+	c.local = &me2;
+	c.busy_poll_us = 0;
+	c.tx_budget = 0;
+	if (x && !esa_xsk_open(&plain, &c, err, sizeof(err)))
+		k32 = kicks_for_64(plain, &me2);
+	ok(prefer == 1 && us == 20 && k64 == 1 && k32 == 2,
+	   "xsk_busy_poll=20 xsk_tx_budget=64: SO_PREFER_BUSY_POLL %d, SO_BUSY_POLL %d; 64 "
+	   "frames sent in %ld send call(s), %ld with the kernel's budget (%s; NAPI %u)%s%s",
+	   prefer, us, k64, k32, x ? esa_xsk_desc(x) : "",
+	   x ? esa_xsk_busy_napi(x) : 0, x && plain ? "" : ": ", x && plain ? "" : err);
+	c.local = &me3;
+	c.tx_budget = 1024;	/* past the TX ring (config.c refuses it before) */
+	rc2 = esa_xsk_open(&bad, &c, err2, sizeof(err2));
+	esa_xsk_close(bad);
+	bad = NULL;
+	/* without CAP_NET_ADMIN (only for the setsockopt: it is opened) */
+	c.tx_budget = 0;
+	c.busy_poll_us = 20;
+	rc3 = drop_net_admin_and_open(&bad, &c, err3, sizeof(err3));
+	ok(rc2 == -EACCES && strstr(err2, "xsk_tx_budget 1024 on lo") &&
+	   rc3 == -EPERM && strstr(err3, "xsk_busy_poll 20 on lo") &&
+	   strstr(err3, "CAP_NET_ADMIN"), "refused, naming what: a TX budget past the ring "
+	   "(%d: %s); busy polling without CAP_NET_ADMIN (%d: %s)", rc2, err2, rc3, err3);
+	esa_xsk_close(bad);
+	esa_xsk_close(plain);
 	esa_xsk_close(x);
 }
 
@@ -847,6 +969,7 @@ int main(void)
 	RUN(test_rx_crafted);
 	RUN(test_close_posted);
 	RUN(test_send_partial);
+	RUN(test_tuning);
 	RUN(test_steer_full);
 	RUN(test_open_errors);
 	RUN(test_killed);

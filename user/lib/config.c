@@ -11,6 +11,7 @@
 #include "esa_int.h"
 #include "words.h"
 #include "esa_names.h"
+#include "xsk.h"
 
 static int cfail(esa_config *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -112,6 +113,8 @@ static const struct ikey ikeys[] = {
 	IK("xdp_workers", xdp_workers, 1, 64),
 	IK("udp_gro", udp_gro, 0, 1),
 	IK("link_delay_us", link_delay_us, 0, 1000000),
+	IK("xsk_busy_poll", xsk_busy_poll, 0, 100000),
+	IK("xsk_tx_budget", xsk_tx_budget, 0, ESA_XSK_TX_RING),
 };
 
 int esa_config_set(esa_config *c, const char *key, const char *value)
@@ -203,6 +206,10 @@ int esa_config_set(esa_config *c, const char *key, const char *value)
 	if (!strcmp(key, "window") && !parse_long(value, ESA_WINDOW_MAX + 1, INT32_MAX, &v))
 		return cfail(c, "window %lld: more chunks in flight than the switch's tombstone "
 			     "ring holds (at most %d)", v, ESA_WINDOW_MAX);
+	if (!strcmp(key, "xsk_tx_budget") && !parse_long(value, 1, ESA_XSK_TX_BUDGET_MIN - 1, &v))
+		return cfail(c, "xsk_tx_budget %lld: the kernel takes %d..%d frames a send call "
+			     "(the TX ring's size), or 0 for its own (%d)", v, ESA_XSK_TX_BUDGET_MIN,
+			     ESA_XSK_TX_RING, ESA_XSK_TX_BUDGET_MIN);
 	if (!strcmp(key, "give_up_ms") && !parse_long(value, 0, 0, &v))
 		return cfail(c, "give_up_ms 0: a worker would wait for ever; give a limit in ms "
 			     "(1..86400000)");

@@ -65,6 +65,9 @@ struct esa_config {
 	int	udp_gro;		/* UDP: results coalesced (UDP_GRO); -1: unless
 					 * link_delay_us */
 	int	link_delay_us;		/* emulated one-way link delay (delay.c) */
+	int	xsk_busy_poll;		/* AF_XDP: busy polling, us; 0: off (xsk.h) */
+	int	xsk_tx_budget;		/* AF_XDP copy mode: frames a kick sends;
+					 * 0: the kernel's (32) */
 	char	ifname[ESA_IFNAMSIZ];	/* AF_XDP: "" = the route to the switch */
 	char	netns[256];
 	char	err[256];
@@ -336,7 +339,7 @@ struct esa_worker {
 	struct esa_xsk *xsk;	/* AF_XDP, or NULL: UDP */
 	struct esa_delay *delay;	/* emulated link delay, or NULL */
 	uint8_t	*pktmem;	/* UDP: the packets (AF_XDP: UMEM frames) */
-	char	io_desc[160];	/* esa_worker_io() */
+	char	io_desc[224];	/* esa_worker_io() */
 	/* Who is silent, for the error when giving up (diag.c) */
 	struct esa_icmp {
 		uint64_t ns;		/* last one */
@@ -499,6 +502,8 @@ bool esa_xsk_worker_busy(struct esa_worker *w, uint32_t id);
 bool esa_xsk_worker_claim(struct esa_worker *w, uint32_t id);
 int esa_xsk_worker_recv(struct esa_worker *w, uint64_t now);
 void esa_xsk_worker_release(struct esa_worker *w, uint64_t buf);
+/* xsk_busy_poll: spin for input before sleeping; whether some came. */
+bool esa_xsk_worker_busy_wait(struct esa_worker *w, uint64_t deadline_ns);
 int esa_xsk_worker_fd(struct esa_worker *w);
 
 /* ------------------------------------------------------------------ */

@@ -334,6 +334,9 @@ int esa_io_wait(struct esa_worker *w, uint64_t deadline_ns)
 
 	if (w->delay && esa_delay_next(w) < deadline_ns)
 		deadline_ns = esa_delay_next(w);
+	/* xsk_busy_poll: what comes within it is taken without sleeping */
+	if (w->xsk && !w->send_blocked && esa_xsk_worker_busy_wait(w, deadline_ns))
+		return 0;
 	if (deadline_ns != UINT64_MAX) {
 		uint64_t d = deadline_ns > now ? deadline_ns - now : 0;
 

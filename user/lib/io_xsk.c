@@ -18,6 +18,7 @@ int esa_xsk_worker_open(struct esa_worker *w, char *err, size_t len)
 		.ifname = w->cfg.ifname, .route_to = w->cfg.sw.sin_addr, .queue = w->cfg.queue,
 		.local = &w->cfg.local, .nlocal = 1, .tx_frames = w->npkts,
 		.rx_hold = w->nrc, .pkt_max = w->pktlen,
+		.busy_poll_us = w->cfg.xsk_busy_poll, .tx_budget = w->cfg.xsk_tx_budget,
 	};
 	/* xdp_workers workers like this one, or of window 128 if larger */
 	uint32_t one = esa_xsk_need(w->npkts, w->nrc), dflt = esa_xsk_need(4 * 128, 4 * 128);
@@ -38,6 +39,10 @@ int esa_xsk_worker_open(struct esa_worker *w, char *err, size_t len)
 	}
 	snprintf(w->io_desc, sizeof(w->io_desc), "%s", esa_xsk_desc(w->xsk));
 	w->st.xdp_zerocopy = esa_xsk_zerocopy(w->xsk);
+	if (w->cfg.xsk_busy_poll && !esa_xsk_busy_napi(w->xsk))
+		esa_warn(w, "xsk_busy_poll: the kernel knows no NAPI for the queue (%s; the "
+			 "driver does not name it, netif_queue_set_napi()): its busy loop polls "
+			 "nothing, libesa spins on the ring alone", esa_xsk_desc(w->xsk));
 	return 0;
 }
 
@@ -98,6 +103,11 @@ int esa_xsk_worker_recv(struct esa_worker *w, uint64_t now)
 void esa_xsk_worker_release(struct esa_worker *w, uint64_t buf)
 {
 	esa_xsk_release(w->xsk, buf);
+}
+
+bool esa_xsk_worker_busy_wait(struct esa_worker *w, uint64_t deadline_ns)
+{
+	return esa_xsk_busy_wait(w->xsk, deadline_ns);
 }
 
 int esa_xsk_worker_fd(struct esa_worker *w)

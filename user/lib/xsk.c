@@ -130,6 +130,47 @@ static int bind_socket(struct esa_xsk *x, char *err, size_t len)
 	return 0;
 }
 
+#ifndef SO_PREFER_BUSY_POLL
+#define SO_PREFER_BUSY_POLL	69
+#define SO_BUSY_POLL_BUDGET	70
+#endif
+#ifndef XDP_MAX_TX_SKB_BUDGET
+#define XDP_MAX_TX_SKB_BUDGET	9
+#endif
+
+/*
+ * The socket's tuning (esa_xsk_cfg): busy polling, whose budget is the
+ * receive batch, and the copy-mode send call's budget.  A kernel that
+ * refuses either fails the opening with its reason: asked for, never
+ * silently without.
+ */
+static int tune_socket(struct esa_xsk *x, const struct esa_xsk_cfg *c, char *err, size_t len)
+{
+	int fd = X.xsk_socket__fd(x->xsk), one = 1, us = (int)c->busy_poll_us;
+	int budget = RX_BATCH, e;
+	unsigned int tb = c->tx_budget;
+
+	if (us && (setsockopt(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof(one)) ||
+		   setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &us, sizeof(us)) ||
+		   setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof(budget)))) {
+		e = errno;
+		return xsk_fail(err, len, e, "xsk_busy_poll %d on %s queue %u: %s%s", us,
+				x->dev->ifname, x->q->queue, strerror(e),
+				e == EPERM ? " (needs CAP_NET_ADMIN)" :
+				e == ENOPROTOOPT ? " (a kernel without CONFIG_NET_RX_BUSY_POLL)" : "");
+	}
+	x->busy_us = us;
+	if (tb && setsockopt(fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &tb, sizeof(tb))) {
+		e = errno;
+		return xsk_fail(err, len, e, "xsk_tx_budget %u on %s queue %u: %s%s", tb,
+				x->dev->ifname, x->q->queue, strerror(e),
+				e == ENOPROTOOPT ? " (kernels before 6.17 have no "
+				"XDP_MAX_TX_SKB_BUDGET: leave it 0)" :
+				e == EACCES ? " (the kernel takes 32 up to the TX ring's size)" : "");
+	}
+	return 0;
+}
+
 /* The interface: given, or the route's to c->route_to. */
 static int which_if(struct esa_xsk *x, const struct esa_xsk_cfg *c, char *ifname,
 		    int *ifindex, char *err, size_t len)
@@ -204,6 +245,8 @@ static int open_locked(struct esa_xsk *x, const struct esa_xsk_cfg *c, char *err
 		return rc;
 	rc = open_queue(x, c, fs, err, len);
 	if (!rc)
+		rc = tune_socket(x, c, err, len);
+	if (!rc)
 		rc = xdev_steer(x, err, len);
 	if (rc)
 		return rc;
@@ -212,6 +255,12 @@ static int open_locked(struct esa_xsk *x, const struct esa_xsk_cfg *c, char *err
 	pthread_mutex_unlock(&x->q->lock);
 	snprintf(x->desc, sizeof(x->desc), "xdp %s queue %u %s, %s", ifname, c->queue,
 		 x->q->zerocopy ? "zerocopy" : "copy", x->dev->how);
+	if (x->busy_us && esa_xsk_busy_napi(x))
+		snprintf(x->desc + strlen(x->desc), sizeof(x->desc) - strlen(x->desc),
+			 ", busy poll %u us on NAPI %u", x->busy_us, x->napi_id);
+	else if (x->busy_us)
+		snprintf(x->desc + strlen(x->desc), sizeof(x->desc) - strlen(x->desc),
+			 ", busy poll %u us: no NAPI known for the queue", x->busy_us);
 	return 0;
 }
 

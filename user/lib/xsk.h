@@ -27,6 +27,11 @@
 /* A receive-buffer handle of AF_XDP (esa_io_release() tells them apart). */
 #define ESA_XSK_BUF	(1ULL << 63)
 
+/* A socket's TX ring, and the kernel's frames a copy-mode send call takes
+ * unless told more (XDP_MAX_TX_SKB_BUDGET, 32 up to the ring's size). */
+#define ESA_XSK_TX_RING		512
+#define ESA_XSK_TX_BUDGET_MIN	32
+
 struct esa_xsk;
 
 struct esa_xsk_cfg {
@@ -45,6 +50,13 @@ struct esa_xsk_cfg {
 					 * long, then checked again (0: 30 s) */
 	uint32_t neigh_retry_ms;	/* one that failed is tried again after
 					 * this long (0: 1 s) */
+	uint32_t busy_poll_us;		/* busy polling: SO_PREFER_BUSY_POLL,
+					 * SO_BUSY_POLL (this), SO_BUSY_POLL_BUDGET;
+					 * esa_xsk_busy_wait() spins this long
+					 * (0: off) */
+	uint32_t tx_budget;		/* copy mode: frames one send call takes
+					 * (XDP_MAX_TX_SKB_BUDGET, kernel 6.17 and
+					 * later; 0: the kernel's 32) */
 };
 
 /* The frames a socket needs of its queue's UMEM (beside the fill ring). */
@@ -103,6 +115,20 @@ int esa_xsk_send(struct esa_xsk *x, const uint32_t *frames, int n);
  * pump). */
 int esa_xsk_tx_kick(struct esa_xsk *x);
 uint64_t esa_xsk_tx_down(const struct esa_xsk *x);
+
+/*
+ * Busy polling (busy_poll_us): the NAPI id the socket's busy polls run, 0
+ * if the kernel knows none for its queue (then they poll nothing: kernels
+ * from 6.13 take it from the driver's queue at bind, netif_queue_set_napi(),
+ * older ones from the first packet received), or busy polling is off.
+ */
+uint32_t esa_xsk_busy_napi(struct esa_xsk *x);
+/* With busy polling on: run the device's NAPI from here (a non-blocking
+ * recvfrom) until a packet is in the RX ring, for at most busy_poll_us and
+ * not past deadline_ns (CLOCK_MONOTONIC); whether one is.  Off: false. */
+bool esa_xsk_busy_wait(struct esa_xsk *x, uint64_t deadline_ns);
+/* Send calls made (kicks), for tests and tuning. */
+uint64_t esa_xsk_kicks(const struct esa_xsk *x);
 
 /* Up to max received packets (malformed ones are counted and dropped). */
 int esa_xsk_recv(struct esa_xsk *x, struct esa_xsk_rx *rx, int max);

@@ -40,7 +40,7 @@
 #define FILL_SIZE	1024
 #define COMP_SIZE	2048
 #define RX_SIZE		512
-#define TX_SIZE		512
+#define TX_SIZE		ESA_XSK_TX_RING
 #define RX_BATCH	64
 
 /* ------------------------------------------------------------------ */
@@ -198,7 +198,10 @@ struct esa_xsk {
 	struct nh_cache nh;	/* xsk_neigh.c */
 	uint64_t bad;		/* malformed packets dropped */
 	uint64_t tx_down;	/* kicks the device refused (down, unbound) */
-	char	desc[160];
+	uint64_t kicks;		/* send calls made */
+	uint32_t busy_us;	/* busy polling (esa_xsk_cfg) */
+	uint32_t napi_id;	/* ... the NAPI it runs, once known */
+	char	desc[224];
 };
 
 /* xsk_rxtx.c: have the kernel take what the TX ring holds; 0, 1 (the

@@ -128,6 +128,7 @@ static int kick_once(struct esa_xsk *x)
 {
 	int rc = 0;
 
+	x->kicks++;
 	if (sendto(X.xsk_socket__fd(x->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) < 0)
 		rc = kick_errno(x, errno);
 	if (rc)
@@ -149,7 +150,7 @@ int xsk_kick(struct esa_xsk *x)
 	int rc;
 
 	if (x->q->zerocopy) {
-		if (xsk_ring_prod__needs_wakeup(&x->tx) &&
+		if (xsk_ring_prod__needs_wakeup(&x->tx) && ++x->kicks &&
 		    sendto(X.xsk_socket__fd(x->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) < 0)
 			return kick_errno(x, errno);
 		return 0;
@@ -223,10 +224,70 @@ bool esa_xsk_parse(const struct sockaddr_in *local, int nlocal, uint8_t *f, uint
 	return true;
 }
 
+uint64_t esa_xsk_kicks(const struct esa_xsk *x)
+{
+	return x->kicks;
+}
+
+uint32_t esa_xsk_busy_napi(struct esa_xsk *x)
+{
+	socklen_t sl = sizeof(x->napi_id);
+
+	/* before 6.13 the kernel learns it from the first packet received */
+	if (x->busy_us && !x->napi_id &&
+	    getsockopt(X.xsk_socket__fd(x->xsk), SOL_SOCKET, SO_INCOMING_NAPI_ID, &x->napi_id,
+		       &sl))
+		x->napi_id = 0;
+	return x->napi_id;
+}
+
+/* Busy polling: the device's NAPI run here, once (the kernel's
+ * sk_busy_loop() of a non-blocking call), for what it has for us. */
+static void busy_poll(struct esa_xsk *x)
+{
+	if (x->napi_id)
+		recvfrom(X.xsk_socket__fd(x->xsk), NULL, 0, MSG_DONTWAIT, NULL, NULL);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+/*
+ * Spin instead of sleeping: a result a few microseconds away is taken
+ * without the sleep and wake-up (and with a NAPI to poll, without its
+ * softirq on another CPU).  The kernel's own busy loop in poll() needs
+ * the global net.core.busy_poll; a library does not set that.
+ */
+bool esa_xsk_busy_wait(struct esa_xsk *x, uint64_t deadline_ns)
+{
+	uint64_t now = mono_ns(), end = now + (uint64_t)x->busy_us * 1000;
+
+	if (!x->busy_us)
+		return false;
+	esa_xsk_busy_napi(x);
+	if (end > deadline_ns)
+		end = deadline_ns;
+	do {
+		busy_poll(x);
+		if (xsk_cons_nb_avail(&x->rx, 1))
+			return true;
+		now = mono_ns();
+	} while (now < end);
+	return false;
+}
+
 int esa_xsk_recv(struct esa_xsk *x, struct esa_xsk_rx *rx, int max)
 {
-	uint32_t idx, n = xsk_ring_cons__peek(&x->rx, max, &idx);
+	uint32_t idx, n;
 	int got = 0;
+
+	busy_poll(x);
+	n = xsk_ring_cons__peek(&x->rx, max, &idx);
 
 	if (!n)
 		xsk_wake_fill(x);	/* nothing came: perhaps for want of frames */
