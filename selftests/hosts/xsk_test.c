@@ -801,6 +801,35 @@ static bool veth_up(void)
 		   peer_ns);
 }
 
+/*
+ * A jumbo link (MTU 9000 both ends): the program attaches (veth refuses a
+ * program without xdp.frags when its peer's MTU exceeds a page, ERANGE,
+ * and so did ours: io=xdp was unavailable at MTU 9000), and a packet of
+ * 856 values' size comes from the peer to the socket.
+ */
+static void test_jumbo_link(void)
+{
+	uint16_t p = ports(1);
+	struct sockaddr_in me = sin4("10.77.0.1", p);
+	struct esa_xsk_cfg c = { .ifname = "xa", .local = &me, .nlocal = 1, .tx_frames = 8,
+				 .pkt_max = 3476 };
+	struct esa_xsk_rx rx = { 0 };
+	char err[256] = "";
+	struct esa_xsk *x = NULL;
+	int got = 0;
+
+	if (!sh("ip link set xa mtu 9000 && ip -n %s link set xb mtu 9000", peer_ns) &&
+	    !esa_xsk_open(&x, &c, err, sizeof(err))) {
+		sh("ip netns exec %s python3 -c 'import socket; s = socket.socket(socket.AF_INET, "
+		   "socket.SOCK_DGRAM); s.sendto(bytes(3424), (\"10.77.0.1\", %u))'", peer_ns, p);
+		got = rx_until(x, 1, &rx);
+	}
+	ok(x && got == 1 && rx.len == 3424, "MTU 9000 on both ends: the program attaches and a "
+	   "3424-byte datagram arrives (%d, %zu bytes)%s%s", got, rx.len, x ? "" : ": ", err);
+	esa_xsk_close(x);
+	sh("ip link set xa mtu 1500; ip -n %s link set xb mtu 1500", peer_ns);
+}
+
 /* The destination MAC of x's send frame 0. */
 static const uint8_t *dst_mac(struct esa_xsk *x)
 {
@@ -982,6 +1011,7 @@ int main(void)
 		RUN(test_neigh_wait);
 		RUN(test_neigh_retry);
 		RUN(test_neigh_many);
+		RUN(test_jumbo_link);
 	}
 	sh("ip netns del %s 2>/dev/null", peer_ns);
 	return tap_end();

@@ -33,8 +33,7 @@ struct {
 	__type(value, struct esa_xsk_val);
 } esa_xsk_ports SEC(".maps");
 
-SEC("xdp")
-int esa_xsk(struct xdp_md *ctx)
+static __always_inline int steer(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
@@ -53,6 +52,25 @@ int esa_xsk(struct xdp_md *ctx)
 	if (!v || v->queue != ctx->rx_queue_index)
 		return XDP_PASS;
 	return bpf_redirect_map(&xsks_map, v->slot, XDP_PASS);
+}
+
+SEC("xdp")
+int esa_xsk(struct xdp_md *ctx)
+{
+	return steer(ctx);
+}
+
+/*
+ * The same for a link whose peer's MTU exceeds a page: veth refuses a
+ * program that cannot take multi-buffer frames there (ERANGE).  Only the
+ * headers are read, from the first buffer; a multi-buffer frame steered
+ * to a socket without XDP_USE_SG is the kernel's drop, counted in
+ * XDP_STATISTICS (libesa's packets fit a frame).
+ */
+SEC("xdp.frags")
+int esa_xsk_frags(struct xdp_md *ctx)
+{
+	return steer(ctx);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -77,7 +77,7 @@ static int describe_existing(struct xdev *d, int rc, char *err, size_t len)
 	}
 	return xsk_fail(err, len, rc, "%s already runs XDP program %s (id %u)%s", d->ifname,
 			info.name, id,
-			!strcmp(info.name, "esa_xsk") ? ", another process's AF_XDP: one such "
+			!strncmp(info.name, "esa_xsk", 7) ? ", another process's AF_XDP: one such "
 			"process per interface" :
 			!strcmp(info.name, "xdp_dispatcher") ? ", libxdp's dispatcher: AF_XDP "
 			"needs the interface's XDP hook to itself" :
@@ -85,24 +85,30 @@ static int describe_existing(struct xdev *d, int rc, char *err, size_t len)
 }
 
 /* Attach the loaded program through a bpf_link: native XDP, generic where
- * the driver has none. */
-static int link_prog(struct xdev *d, int fd, char *err, size_t len)
+ * the driver has none; the multi-buffer one (fd_frags) where the driver
+ * refuses the other for the link's MTU (veth: its peer's, ERANGE). */
+static int link_prog(struct xdev *d, int fd, int fd_frags, char *err, size_t len)
 {
+	bool frags = false;
 	int rc;
 
-	for (d->generic = false;; d->generic = true) {
+	for (d->generic = false;;) {
 		LIBBPF_OPTS(bpf_link_create_opts, o, .flags = d->generic ? XDP_FLAGS_SKB_MODE :
 			    XDP_FLAGS_DRV_MODE);
 
-		rc = X.bpf_link_create(fd, d->ifindex, BPF_XDP, &o);
+		rc = X.bpf_link_create(frags ? fd_frags : fd, d->ifindex, BPF_XDP, &o);
 		if (rc >= 0) {
 			d->link = rc;
-			snprintf(d->how, sizeof(d->how), "%s XDP (bpf_link)",
-				 d->generic ? "generic" : "native");
+			snprintf(d->how, sizeof(d->how), "%s XDP%s (bpf_link)",
+				 d->generic ? "generic" : "native", frags ? " multi-buffer" : "");
 			return 0;
 		}
 		rc = rc < -1 ? rc : -errno;
-		if (rc != -EOPNOTSUPP || d->generic)
+		if (rc == -ERANGE && !frags && !d->generic)
+			frags = true;
+		else if (rc == -EOPNOTSUPP && !d->generic)
+			d->generic = true;
+		else
 			break;
 	}
 	if (rc == -EPERM || rc == -EACCES)
@@ -117,7 +123,7 @@ static int link_prog(struct xdev *d, int fd, char *err, size_t len)
 static int attach(struct xdev *d, char *err, size_t len)
 {
 	libbpf_print_fn_t old = X.libbpf_set_print(quiet_bpf);
-	struct bpf_program *p;
+	struct bpf_program *p, *pf;
 	int rc;
 
 	errno = 0;
@@ -136,13 +142,15 @@ static int attach(struct xdev *d, char *err, size_t len)
 		goto out;
 	}
 	p = X.bpf_object__find_program_by_name(d->obj, "esa_xsk");
+	pf = X.bpf_object__find_program_by_name(d->obj, "esa_xsk_frags");
 	d->xsks_fd = X.bpf_map__fd(X.bpf_object__find_map_by_name(d->obj, "xsks_map"));
 	d->ports_fd = X.bpf_map__fd(X.bpf_object__find_map_by_name(d->obj, "esa_xsk_ports"));
-	if (!p || d->xsks_fd < 0 || d->ports_fd < 0) {
-		rc = xsk_fail(err, len, ENOENT, "the XDP program lacks esa_xsk or its maps");
+	if (!p || !pf || d->xsks_fd < 0 || d->ports_fd < 0) {
+		rc = xsk_fail(err, len, ENOENT, "the XDP program lacks esa_xsk, esa_xsk_frags or "
+			      "its maps");
 		goto out;
 	}
-	rc = link_prog(d, X.bpf_program__fd(p), err, len);
+	rc = link_prog(d, X.bpf_program__fd(p), X.bpf_program__fd(pf), err, len);
 out:
 	X.libbpf_set_print(old);
 	return rc;
