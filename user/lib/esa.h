@@ -115,6 +115,14 @@ int esa_version(void);
  *                   coalesces only datagrams with a UDP checksum, which
  *                   the XDP switch gives its results; the udp_gro counter
  *                   says if the socket took it)
+ *   xsk_busy_poll   0..100000 us: AF_XDP busy polling (default 0: off):
+ *                   SO_PREFER_BUSY_POLL, SO_BUSY_POLL, the device's NAPI
+ *                   run from the worker, and a spin this long for input
+ *                   before sleeping; esa_worker_io() names the NAPI polled,
+ *                   esa_worker_warning() says when the kernel knows none
+ *   xsk_tx_budget   0, 32..512: frames one AF_XDP send call takes in copy
+ *                   mode (XDP_MAX_TX_SKB_BUDGET, kernel 6.17; default 0:
+ *                   the kernel's 32)
  */
 esa_config *esa_config_new(void);
 void esa_config_free(esa_config *c);
