@@ -58,14 +58,8 @@ static int g_load(struct g_env *self, const struct g_case *c)
 		b.region_base = slots / 2;
 		b.region_size = slots / 2;
 	}
-	if (t_port_register(&self->e, self->n.sw0) ||
-	    t_port_register(&self->e, self->n.sw1) ||
-	    t_job_add(&self->e, JA, &a, self->err, sizeof(self->err)) ||
-	    t_job_add(&self->e, JB, &b, self->err, sizeof(self->err))) {
-		fprintf(stderr, "setup: %s\n", self->err);
-		return -1;
-	}
-	return 0;
+	return t_two_jobs(&self->e, &self->n, JA, &a, JB, &b, self->err,
+			  sizeof(self->err));
 }
 
 static int g_port(const struct g_env *self, __u8 port)

@@ -62,13 +62,9 @@ static int jload(FIXTURE_DATA(jumbo) *self, int nv, __u32 slots, bool tc)
 		fprintf(stderr, "load: %s\n", self->err);
 		return -1;
 	}
-	if (t_port_register(&self->e, self->n.sw0) ||
-	    t_port_register(&self->e, self->n.sw1) ||
-	    t_job_add(&self->e, JA, &a, self->err, sizeof(self->err)) ||
-	    t_job_add(&self->e, JB, &b, self->err, sizeof(self->err))) {
-		fprintf(stderr, "setup: %s\n", self->err);
+	if (t_two_jobs(&self->e, &self->n, JA, &a, JB, &b, self->err,
+		       sizeof(self->err)))
 		return -1;
-	}
 	return tc ? bpf_map_update_elem(self->e.portinfo_fd, &k, &pi, BPF_ANY) : 0;
 }
 

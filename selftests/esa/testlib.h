@@ -159,6 +159,23 @@ static inline int t_job_add(struct esa *e, __u32 id, struct esa_job *j,
 }
 
 /*
+ * The two-job set-up of the table-driven tests: ports sw0 and sw1 of n
+ * registered, then jobs ida (a) and idb (b); the reason of a failure is
+ * printed and left in err.
+ */
+static inline int t_two_jobs(struct esa *e, const struct t_net *n, __u32 ida,
+			     struct esa_job *a, __u32 idb, struct esa_job *b,
+			     char *err, size_t len)
+{
+	if (t_port_register(e, n->sw0) || t_port_register(e, n->sw1) ||
+	    t_job_add(e, ida, a, err, len) || t_job_add(e, idb, b, err, len)) {
+		fprintf(stderr, "setup: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * The job registry of the loaded switch e, as esactl finds it: e's maps,
  * or esa.ko over netlink when e reads jobs through the module's kfuncs
  * (in this network namespace, whose registry it is).  Close with

@@ -37,6 +37,7 @@ struct esa {
 	struct bpf_object *obj;	/* NULL when opened from pins */
 	int	prog_fd;	/* native ports' (xdp.frags) */
 	int	skb_fd;		/* generic ports': the same without frags */
+	__u32	prog_id, skb_id;	/* their ids, once asked (esa_prog_ours()) */
 	int	egress_fd;	/* the ports' egress program */
 	int	tc_fd;		/* generic mode's fan-out (tc ingress) */
 	int	egress_test_fd;	/* its test copy (loaded objects only) */

@@ -32,7 +32,12 @@ static __u32 esa_prog_id(int fd)
 
 bool esa_prog_ours(struct esa *e, __u32 id)
 {
-	return id && (id == esa_prog_id(e->prog_fd) || id == esa_prog_id(e->skb_fd));
+	/* the fds stay as loaded or opened: their ids are asked once */
+	if (!e->prog_id)
+		e->prog_id = esa_prog_id(e->prog_fd);
+	if (!e->skb_id)
+		e->skb_id = esa_prog_id(e->skb_fd);
+	return id && (id == e->prog_id || id == e->skb_id);
 }
 
 int esa_if_mtu(int ifindex)
