@@ -262,9 +262,11 @@ def anchors(path):
 
 bad = []
 for path in md_docs():
-    for target, anchor in re.findall(r"\]\(([\w./-]*\.md)#([\w-]+)\)",
+    # another document's section, or (no file) one of this document's own
+    for target, anchor in re.findall(r"\]\(((?:[\w./-]*\.md)?)#([\w-]+)\)",
                                      read(path)):
-        dest = os.path.normpath(os.path.join(os.path.dirname(path), target))
+        dest = os.path.normpath(os.path.join(os.path.dirname(path), target or
+                                             os.path.basename(path)))
         if not os.path.exists(os.path.join(TOP, dest)) or \
            anchor not in anchors(dest):
             bad.append("%s -> %s#%s" % (path, target, anchor))
