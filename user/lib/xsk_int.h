@@ -26,6 +26,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 #include <sys/types.h>
 #include <net/if.h>
 #include <bpf/bpf.h>
@@ -203,6 +204,15 @@ struct esa_xsk {
 	uint32_t napi_id;	/* ... the NAPI it runs, once known */
 	char	desc[224];
 };
+
+/* CLOCK_MONOTONIC in ns (the neighbour cache's ages, busy polling's spin). */
+static inline uint64_t xsk_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
 
 /* xsk_rxtx.c: have the kernel take what the TX ring holds; 0, 1 (the
  * device is down: the frames stay posted) or -errno. */

@@ -57,14 +57,6 @@ struct nh {
 	uint64_t give_up_ns;	/* WAIT: failed at */
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 int nh_init(struct nh_cache *c, const struct esa_xsk_cfg *cfg, char *err, size_t len)
 {
 	memset(c, 0, sizeof(*c));
@@ -392,7 +384,7 @@ static int answer(struct esa_xsk *x, const struct nh *e, uint8_t mac[6], char *e
 int nh_lookup(struct esa_xsk *x, struct in_addr dst, uint8_t mac[6], char *err, size_t len)
 {
 	struct nh_cache *c = &x->nh;
-	uint64_t now = mono_ns();
+	uint64_t now = xsk_mono_ns();
 	struct nh *e = find(c, dst.s_addr);
 
 	c->st.lookups++;

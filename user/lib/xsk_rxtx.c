@@ -150,8 +150,10 @@ int xsk_kick(struct esa_xsk *x)
 	int rc;
 
 	if (x->q->zerocopy) {
-		if (xsk_ring_prod__needs_wakeup(&x->tx) && ++x->kicks &&
-		    sendto(X.xsk_socket__fd(x->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) < 0)
+		if (!xsk_ring_prod__needs_wakeup(&x->tx))
+			return 0;
+		x->kicks++;
+		if (sendto(X.xsk_socket__fd(x->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) < 0)
 			return kick_errno(x, errno);
 		return 0;
 	}
@@ -249,14 +251,6 @@ static void busy_poll(struct esa_xsk *x)
 		recvfrom(X.xsk_socket__fd(x->xsk), NULL, 0, MSG_DONTWAIT, NULL, NULL);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
-}
-
 /*
  * Spin instead of sleeping: a result a few microseconds away is taken
  * without the sleep and wake-up (and with a NAPI to poll, without its
@@ -265,10 +259,11 @@ static uint64_t mono_ns(void)
  */
 bool esa_xsk_busy_wait(struct esa_xsk *x, uint64_t deadline_ns)
 {
-	uint64_t now = mono_ns(), end = now + (uint64_t)x->busy_us * 1000;
+	uint64_t end;
 
 	if (!x->busy_us)
-		return false;
+		return false;	/* off: no clock read on every wait */
+	end = xsk_mono_ns() + (uint64_t)x->busy_us * 1000;
 	esa_xsk_busy_napi(x);
 	if (end > deadline_ns)
 		end = deadline_ns;
@@ -276,8 +271,7 @@ bool esa_xsk_busy_wait(struct esa_xsk *x, uint64_t deadline_ns)
 		busy_poll(x);
 		if (xsk_cons_nb_avail(&x->rx, 1))
 			return true;
-		now = mono_ns();
-	} while (now < end);
+	} while (xsk_mono_ns() < end);
 	return false;
 }
 
