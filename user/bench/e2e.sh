@@ -43,7 +43,7 @@
 # usage: user/bench/e2e.sh [ -r RANKS ] [ -m SIZES ] [ -n REPS ] [ -c CONFIGS ]
 #                          [ -L RATE ] [ -S ifb|wire ] [ -W WINDOW ]
 #                          [ -E "KEY=VALUE ..." ] [ -M MTU ] [ -Q QUEUES ]
-#                          [ -R ROUNDS ] [ -o DIR ] [ -p ] [ -q ]
+#                          [ -R ROUNDS ] [ -o DIR ] [ -p ] [ -T ] [ -q ]
 set -u
 cd "$(dirname "$0")/../.."
 B=${OUTPUT:-build}
@@ -62,6 +62,8 @@ QUEUES=1
 OUT=$B/e2e
 PERF=0
 PERFARG=
+STATS=0
+STATS_WAS=
 # E2E_INJECT=1: the last rank's last input is off by one in one element:
 # every configuration's check must fail (45-jct's test of its checker)
 INJECT=${E2E_INJECT:+--inject}
@@ -94,11 +96,15 @@ usage() {
   -p          profile: perf record -a -g over each timed region, into
               DIR/perf/perf-RANKS-CONFIG-MB-rROUND.data, and CPU by stage
               (e2e_stages.py) of each into DIR/stages.txt
+  -T          time the switch's programs (kernel.bpf_stats_enabled, set
+              for the run and restored: two clock reads a packet more in
+              the switch): a column and the line e2e-hosts, CPU per GB
+              without them, what a switch box of its own takes off the hosts
   -q          no progress lines
 EOF
 	exit "${1:-0}"
 }
-while getopts "r:m:n:c:L:S:W:E:M:Q:R:o:pqh" o; do
+while getopts "r:m:n:c:L:S:W:E:M:Q:R:o:pTqh" o; do
 	case $o in
 	r) RANKS=$OPTARG ;;
 	m) SIZES=$OPTARG ;;
@@ -113,6 +119,7 @@ while getopts "r:m:n:c:L:S:W:E:M:Q:R:o:pqh" o; do
 	R) ROUNDS=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	p) PERF=1 ;;
+	T) STATS=1 ;;
 	q) QUIET=1 ;;
 	h) usage 0 ;;
 	*) usage 2 ;;
@@ -180,6 +187,7 @@ cleanup() {
 	[ -n "$SWPID" ] && kill "$SWPID" 2>/dev/null
 	local p
 	for p in $RANKPIDS; do kill "$p" 2>/dev/null; done
+	[ -n "$STATS_WAS" ] && sysctl -qw kernel.bpf_stats_enabled="$STATS_WAS"
 	topo_cleanup
 }
 # before topo_init: it picks the XDP_PASS program's section by the MTU
@@ -191,6 +199,11 @@ if [ $PERF = 1 ]; then
 	command -v perf >/dev/null || die "-p: perf is missing (apt install linux-perf)"
 	mkdir -p "$OUT/perf" || die "cannot create $OUT/perf"
 	PERFARG="--perf $OUT/perf"
+fi
+if [ $STATS = 1 ]; then
+	STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null) &&
+		sysctl -qw kernel.bpf_stats_enabled=1 ||
+		die "-T: cannot enable kernel.bpf_stats_enabled"
 fi
 
 t_start=$(date +%s)
@@ -300,6 +313,7 @@ one_config() {
 			--label "$label" --sizes "$SIZES" --reps "$REPS" --switch 10.255.0.1 \
 			--job $JOB --local 10.9.$((r + 1)).2:6000 --ps 10.9.250.2:9000 --round $ROUND \
 			"${esa[@]}" $PERFARG $INJECT --ps-pid "${pspid:-0}" --sw-pid "$SWPID" \
+			$([ $STATS = 1 ] && [ "$tr" != gloo ] && echo --sw-pin "$PIN") \
 			>"$log" 2>&1 &
 		pids+=($!)
 	done

@@ -15,9 +15,10 @@ missing or doubled rank, a chunk in the wrong place or another
 repetition's sum shows in almost every element.  Generation and checking
 are outside the timed region.
 
-Rank 0 measures the machine around the timed region (/proc/stat, the PS's
-and every rank's CPU time, the switch ports' packet counters read through
-a process in the switch's namespace) and prints one JSON line per size.
+Rank 0 measures the machine around the timed region (/proc/stat, the PS's,
+every rank's and every other process's CPU time, the switch ports' packet
+counters read through a process in the switch's namespace, with --sw-pin
+the switch programs' run time) and prints one JSON line per size.
 A transport or setting the build does not have (libesa refuses a key) is
 reported as {"available": false, "why": ...} by rank 0, never timed.
 """
@@ -59,24 +60,94 @@ def proc_cpu(pid):
     return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def machine(ps_pid, sw_pid):
-    """The machine's CPU time by kind (s), the PS's, the switch ports' packets."""
-    with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:9]]
+PF_KTHREAD = 0x00200000
+
+
+def others_cpu(ours):
+    """utime + stime (s) of every process but ours and the kernel's threads:
+    {pid: seconds}.  The kernel's threads (ksoftirqd, kworkers) do our
+    packets' work on an otherwise idle machine; they count as ours."""
     hz = os.sysconf("SC_CLK_TCK")
-    m = {"wall": time.perf_counter(), "user": (v[0] + v[1]) / hz, "system": (v[2] + v[5]) / hz,
-         "softirq": v[6] / hz, "idle": (v[3] + v[4]) / hz, "steal": v[7] / hz,
-         "ps": proc_cpu(ps_pid) if ps_pid else 0.0, "sw_rx": 0, "sw_tx": 0}
-    if sw_pid:
+    t = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) in ours:
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                s = f.read()
+        except OSError:
+            continue            # gone meanwhile
+        f = s[s.rindex(")") + 2:].split()
+        if int(f[6]) & PF_KTHREAD:
+            continue
+        t[int(d)] = (int(f[11]) + int(f[12])) / hz
+    return t
+
+
+SW_PROGS = ("xdp", "xdp-generic", "egress", "tc")
+
+
+def switch_prog_s(pin):
+    """Seconds the switch's pinned programs ran (kernel.bpf_stats_enabled:
+    e2e.sh -T), or 0."""
+    if not pin:
+        return 0.0
+    ns = 0
+    for p in SW_PROGS:
+        path = os.path.join(pin, p)
+        if not os.path.exists(path):
+            continue
+        r = subprocess.run(["bpftool", "-j", "prog", "show", "pinned", path],
+                           capture_output=True, text=True)
+        if r.returncode == 0:
+            ns += json.loads(r.stdout).get("run_time_ns", 0)
+    return ns / 1e9
+
+
+def machine(a, ours, start):
+    """The machine's CPU time by kind (s), other processes', the PS's, the
+    switch ports' packets and its programs' run time.  /proc/stat is read
+    last at the start and first at the end: rank 0's own reading of the
+    rest falls outside the window."""
+    m = {}
+    if not start:
+        m.update(proc_stat())
+    m["others"] = others_cpu(ours)
+    m["sw_prog"] = switch_prog_s(a.sw_pin)
+    m["ps"] = proc_cpu(a.ps_pid) if a.ps_pid else 0.0
+    m["sw_rx"] = m["sw_tx"] = 0
+    if a.sw_pid:
         # /proc/PID/net/dev is the namespace of PID: the switch's ports
-        with open("/proc/%d/net/dev" % sw_pid) as f:
+        with open("/proc/%d/net/dev" % a.sw_pid) as f:
             for line in f.readlines()[2:]:
                 name, rest = line.split(":", 1)
                 c = rest.split()
                 if name.strip().startswith("p"):
                     m["sw_rx"] += int(c[1])
                     m["sw_tx"] += int(c[9])
+    if start:
+        m.update(proc_stat())
     return m
+
+
+def proc_stat():
+    """The machine's CPU time by kind (s), each tick counted in one kind.
+    Without CONFIG_IRQ_TIME_ACCOUNTING a tick in softirq is also in the
+    stime of the task it interrupted: ranks + softirq counts it twice."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]
+    hz = os.sysconf("SC_CLK_TCK")
+    return {"wall": time.perf_counter(), "user": (v[0] + v[1]) / hz,
+            "system": (v[2] + v[5]) / hz, "softirq": v[6] / hz,
+            "idle": (v[3] + v[4]) / hz, "steal": v[7] / hz}
+
+
+def delta(m0, m1):
+    """m1 - m0; other processes: their time in the window (one that started
+    in it, all its time; one that ended in it is missed)."""
+    d = {k: m1[k] - m0[k] for k in m0 if k != "others"}
+    d["others"] = sum(t - m0["others"].get(p, 0.0) for p, t in m1["others"].items())
+    return d
 
 
 def perf_start(a, mib):
@@ -214,8 +285,11 @@ def one_size(a, comm, mib, reps):
     for k in range(1, reps + 1):
         comm.reduce(data[k][0], out[k])
     prof = perf_start(a, mib)
+    pids = [None] * a.world
+    dist.all_gather_object(pids, os.getpid())
+    ours = set(pids) | {a.ps_pid}
     dist.barrier()
-    m0 = machine(a.ps_pid, a.sw_pid) if a.rank == 0 else None
+    m0 = machine(a, ours, True) if a.rank == 0 else None
     perf_ctl(prof, "enable")
     s0 = comm.stats()
     c0 = self_cpu()
@@ -226,7 +300,7 @@ def one_size(a, comm, mib, reps):
     c1 = self_cpu()
     dist.barrier()
     perf_ctl(prof, "disable")
-    m1 = machine(a.ps_pid, a.sw_pid) if a.rank == 0 else None
+    m1 = machine(a, ours, False) if a.rank == 0 else None
     s1 = comm.stats()
     perf_stop(prof)
     bad = []
@@ -254,7 +328,7 @@ def one_size(a, comm, mib, reps):
            "seconds": max(e["seconds"] for e in every),
            "rank_seconds": [e["seconds"] for e in every],
            "cpu_ranks": sum(e["cpu"] for e in every),
-           "machine": {k: m1[k] - m0[k] for k in m0},
+           "machine": delta(m0, m1),
            "errors": ["rank %d %s" % (e["rank"], b) for e in every for b in e["bad"]],
            "stats": {k: s1[k] - s0[k] for k in s1 if k not in ("rcvbuf", "udp_gro")},
            "udp_gro": s1.get("udp_gro", 0)}
@@ -286,6 +360,8 @@ def main():
     ap.add_argument("--ps-pid", type=int, default=0)
     ap.add_argument("--sw-pid", type=int, default=0,
                     help="a process in the switch's namespace (its ports' counters)")
+    ap.add_argument("--sw-pin", help="the switch's pin directory: its programs' run "
+                    "time (kernel.bpf_stats_enabled)")
     a = ap.parse_args()
     sizes = [int(s) for s in a.sizes.split(",")]
     reps = [int(s) for s in a.reps.split(",")]

@@ -57,8 +57,10 @@ def derived(r):
     gbytes = w * r["mib"] * MB * reps / GB     # every rank's tensor, every rep
     wall = m["wall"] or r["seconds"]
     ncpu = os.cpu_count() or 1
-    busy = m["user"] + m["system"] + m["softirq"] + m["steal"]
-    other = busy - r["cpu_ranks"] - m["ps"] - m["softirq"]
+    # ours: the machine's busy time but other processes' (the ranks, esa-ps,
+    # the kernel's softirq and threads; steal is the hypervisor's)
+    ours = max(m["user"] + m["system"] + m["softirq"] - m["others"], 0.0)
+    kernel = ours - r["cpu_ranks"] - m["ps"]
     st = r.get("stats") or {}
     res = st.get("rx_results", 0)
     return {
@@ -66,9 +68,11 @@ def derived(r):
         "MBps": r["mib"] / per_op,
         "kpps": (m["sw_rx"]) / wall / 1e3,
         "host": r["cpu_ranks"] / gbytes,
-        "softirq": m["softirq"] / gbytes,
+        "kernel": kernel / gbytes,
         "ps": m["ps"] / gbytes,
-        "other": max(other, 0.0) / (wall * ncpu),
+        "cpu": ours / gbytes,
+        "switch": m["sw_prog"] / gbytes if m.get("sw_prog") else None,
+        "other": m["others"] / (wall * ncpu),
         "idle": m["idle"] / (wall * ncpu),
         "in_switch": (1.0 - st.get("rx_from_ps", 0) / res) if res else None,
         "resends": st.get("tx_resends", 0),
@@ -78,7 +82,8 @@ def derived(r):
 def table(rows):
     """Rows of text, one per cell, gloo first within each (ranks, size)."""
     hdr = ("ranks", "MB", "config", "ms/op", "MB/s/rank", "vs gloo", "kpps sw",
-           "host s/GB", "softirq s/GB", "PS s/GB", "CPU s/GB", "CPU vs gloo", "in switch",
+           "host s/GB", "kernel s/GB", "PS s/GB", "CPU s/GB", "CPU vs gloo", "switch s/GB",
+           "in switch",
            "resends", "other", "idle", "check")
     out = [hdr]
     gloo = {(r["ranks"], r["mib"]): derived(r)["MBps"] for r in rows
@@ -96,9 +101,10 @@ def table(rows):
         gc = gcpu.get(key)
         out.append((str(r["ranks"]), str(r["mib"]), r["label"], "%.1f" % d["ms"],
                     "%.1f" % d["MBps"], "%.2f" % (d["MBps"] / g) if g else "-",
-                    "%.0f" % d["kpps"], "%.2f" % d["host"], "%.2f" % d["softirq"],
+                    "%.0f" % d["kpps"], "%.2f" % d["host"], "%.2f" % d["kernel"],
                     "%.2f" % d["ps"], "%.2f" % cpu_per_gb(d),
                     "%.2f" % (cpu_per_gb(d) / gc) if gc else "-",
+                    "-" if d["switch"] is None else "%.2f" % d["switch"],
                     "-" if d["in_switch"] is None else "%.0f%%" % (100 * d["in_switch"]),
                     str(d["resends"]), "%.0f%%" % (100 * d["other"]),
                     "%.0f%%%s" % (100 * d["idle"], "*" if d["idle"] < CPU_BOUND_IDLE else ""),
@@ -117,8 +123,8 @@ def cpu_bound(rows):
 
 
 def cpu_per_gb(d):
-    """Host CPU per GB reduced: the ranks', the machine's softirq and esa-ps's."""
-    return d["host"] + d["softirq"] + d["ps"]
+    """Host CPU per GB reduced: the ranks', esa-ps's and the kernel's for them."""
+    return d["cpu"]
 
 
 def fmt(out):
@@ -154,6 +160,24 @@ def cpu_line(rows, ranks, mib):
         return "e2e-cpu: ranks=%d mbytes=%d: no CPU figures to compare" % (ranks, mib)
     return ("e2e-cpu: ranks=%d mbytes=%d gloo_s_per_GB=%.2f esa_s_per_GB=%.2f ratio=%.2f "
             "(%s)" % (ranks, mib, g[0], min(e)[0], min(e)[0] / g[0], min(e)[1]))
+
+
+def hosts_line(rows, ranks, mib):
+    """e2e-hosts (e2e.sh -T): e2e-cpu without the switch's programs' run time,
+    which a switch box of its own would take off the hosts."""
+    g = [cpu_per_gb(derived(r)) for r in rows if r.get("available") and r.get("ok")
+         and r["label"] == "gloo" and r["ranks"] == ranks and r["mib"] == mib]
+    e = [(cpu_per_gb(d) - d["switch"], d["switch"], r["label"])
+         for r, d in ((r, derived(r)) for r in rows if r.get("available") and r.get("ok")
+                      and r["label"].split("-")[0] in ("udp", "xdp")
+                      and r["ranks"] == ranks and r["mib"] == mib)
+         if d["switch"] is not None]
+    if not g or not e:
+        return "e2e-hosts: ranks=%d mbytes=%d: no CPU figures to compare" % (ranks, mib)
+    h, sw, lab = min(e)
+    return ("e2e-hosts: ranks=%d mbytes=%d gloo_s_per_GB=%.2f esa_s_per_GB=%.2f "
+            "ratio=%.2f (%s; the switch's programs' %.2f s/GB left out)"
+            % (ranks, mib, g[0], h, h / g[0], lab, sw))
 
 
 def plot(rows, d):
@@ -207,17 +231,19 @@ def main():
         "allreduce;",
         "kpps sw: packets into the switch's ports per second; host s/GB: the ranks' "
         "CPU (user+sys,",
-        "getrusage) per GB of tensor reduced (every rank's); softirq s/GB: /proc/stat's "
-        "softirq, the",
-        "whole machine (tick-sampled: also in the ranks' time when it interrupted them; "
-        "the switch's",
-        "XDP program runs there); PS s/GB: esa-ps's CPU; in switch: chunks whose sum "
-        "came from the",
-        "switch (rank 0); other: busy time of the machine beyond these (other "
-        "processes); idle: the machine's idle share, starred under %.0f%% (CPU-bound: the "
-        "cell" % (100 * CPU_BOUND_IDLE),
-        "measured the CPU, not the network); check: every element of every sum "
-        "compared with the exact sum.",
+        "getrusage) per GB of tensor reduced (every rank's); PS s/GB: esa-ps's; kernel "
+        "s/GB: the rest",
+        "of the machine's busy time (/proc/stat) but other processes': softirq (the "
+        "switch's XDP",
+        "program runs there) and the kernel's threads; CPU s/GB: the three; switch "
+        "s/GB (-T): the",
+        "switch's programs' run time (bpf_stats), part of the kernel's; in switch: "
+        "chunks whose sum",
+        "came from the switch (rank 0); other: other processes' share of the machine; "
+        "idle: the",
+        "machine's idle share, starred under %.0f%% (CPU-bound: the cell measured the "
+        "CPU, not the" % (100 * CPU_BOUND_IDLE),
+        "network); check: every element of every sum compared with the exact sum.",
         "cells under %.0f%% idle (CPU-bound): %d of %d" % (
             100 * CPU_BOUND_IDLE, len(cpu_bound(rows)),
             len([r for r in rows if r.get("available")])),
@@ -237,6 +263,8 @@ def main():
         lines.append("e2e: ESA's best configuration at %d ranks, %d MB: %s" %
                      (a.ranks, a.mbytes, e[1]))
         lines.append(cpu_line(rows, a.ranks, a.mbytes))
+        if any(derived(r)["switch"] is not None for r in rows if r.get("available")):
+            lines.append(hosts_line(rows, a.ranks, a.mbytes))
         lines.append("e2e: ranks=%d mbytes=%d%s gloo_MBps=%.1f esa_MBps=%.1f ratio=%.2f"
                      % (a.ranks, a.mbytes, " link=%s" % a.rate if a.rate else "",
                         g, e[0], e[0] / g))
