@@ -245,6 +245,18 @@ switch_load() {
 	LOADED="$1/$2"
 }
 
+# switch_progs: the ids of the switch's pinned programs, comma separated
+# (for -T: the ranks' `ip netns exec` has a /sys without bpffs)
+switch_progs() {
+	local p ids=
+	for p in xdp xdp-generic egress tc; do
+		[ -e "$PIN/$p" ] || continue
+		ids+=${ids:+,}$(bpftool -j prog show pinned "$PIN/$p" |
+			$PY -c 'import json, sys; print(json.load(sys.stdin)["id"])')
+	done
+	echo "$ids"
+}
+
 # The words of the job: ranks on hosts 1..W, port 6000; its PS on h250.
 workers_of() {
 	local i
@@ -313,7 +325,7 @@ one_config() {
 			--label "$label" --sizes "$SIZES" --reps "$REPS" --switch 10.255.0.1 \
 			--job $JOB --local 10.9.$((r + 1)).2:6000 --ps 10.9.250.2:9000 --round $ROUND \
 			"${esa[@]}" $PERFARG $INJECT --ps-pid "${pspid:-0}" --sw-pid "$SWPID" \
-			$([ $STATS = 1 ] && [ "$tr" != gloo ] && echo --sw-pin "$PIN") \
+			$([ $STATS = 1 ] && [ "$tr" != gloo ] && echo --sw-progs "$(switch_progs)") \
 			>"$log" 2>&1 &
 		pids+=($!)
 	done

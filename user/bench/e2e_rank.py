@@ -17,7 +17,7 @@ are outside the timed region.
 
 Rank 0 measures the machine around the timed region (/proc/stat, the PS's,
 every rank's and every other process's CPU time, the switch ports' packet
-counters read through a process in the switch's namespace, with --sw-pin
+counters read through a process in the switch's namespace, with --sw-progs
 the switch programs' run time) and prints one JSON line per size.
 A transport or setting the build does not have (libesa refuses a key) is
 reported as {"available": false, "why": ...} by rank 0, never timed.
@@ -49,25 +49,23 @@ def pattern(n, rank, world, rep):
     return x, want
 
 
-def proc_cpu(pid):
-    """utime + stime of a process in seconds (0 if it is gone)."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            s = f.read()
-    except OSError:
-        return 0.0
-    f = s[s.rindex(")") + 2:].split()
-    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
-
-
 PF_KTHREAD = 0x00200000
 
 
+def exec_s(pid):
+    """A process's CPU time in seconds, to the nanosecond (its threads'
+    sum_exec_runtime, /proc/PID/schedstat), or None if it is gone."""
+    try:
+        with open("/proc/%s/schedstat" % pid) as f:
+            return int(f.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def others_cpu(ours):
-    """utime + stime (s) of every process but ours and the kernel's threads:
-    {pid: seconds}.  The kernel's threads (ksoftirqd, kworkers) do our
-    packets' work on an otherwise idle machine; they count as ours."""
-    hz = os.sysconf("SC_CLK_TCK")
+    """{pid: CPU seconds} of every process but ours and the kernel's
+    threads.  The kernel's threads (ksoftirqd, kworkers) do our packets'
+    work on an otherwise idle machine; they count as ours."""
     t = {}
     for d in os.listdir("/proc"):
         if not d.isdigit() or int(d) in ours:
@@ -77,27 +75,20 @@ def others_cpu(ours):
                 s = f.read()
         except OSError:
             continue            # gone meanwhile
-        f = s[s.rindex(")") + 2:].split()
-        if int(f[6]) & PF_KTHREAD:
+        if int(s[s.rindex(")") + 2:].split()[6]) & PF_KTHREAD:
             continue
-        t[int(d)] = (int(f[11]) + int(f[12])) / hz
+        e = exec_s(d)
+        if e is not None:
+            t[int(d)] = e
     return t
 
 
-SW_PROGS = ("xdp", "xdp-generic", "egress", "tc")
-
-
-def switch_prog_s(pin):
-    """Seconds the switch's pinned programs ran (kernel.bpf_stats_enabled:
-    e2e.sh -T), or 0."""
-    if not pin:
-        return 0.0
+def switch_prog_s(ids):
+    """Seconds the switch's programs ran (kernel.bpf_stats_enabled: e2e.sh
+    -T), or 0.  By id: `ip netns exec` gives us a /sys without bpffs."""
     ns = 0
-    for p in SW_PROGS:
-        path = os.path.join(pin, p)
-        if not os.path.exists(path):
-            continue
-        r = subprocess.run(["bpftool", "-j", "prog", "show", "pinned", path],
+    for i in ids.split(",") if ids else ():
+        r = subprocess.run(["bpftool", "-j", "prog", "show", "id", i],
                            capture_output=True, text=True)
         if r.returncode == 0:
             ns += json.loads(r.stdout).get("run_time_ns", 0)
@@ -105,7 +96,7 @@ def switch_prog_s(pin):
 
 
 def machine(a, ours, start):
-    """The machine's CPU time by kind (s), other processes', the PS's, the
+    """The machine's busy and idle time, other processes', the PS's, the
     switch ports' packets and its programs' run time.  /proc/stat is read
     last at the start and first at the end: rank 0's own reading of the
     rest falls outside the window."""
@@ -113,8 +104,8 @@ def machine(a, ours, start):
     if not start:
         m.update(proc_stat())
     m["others"] = others_cpu(ours)
-    m["sw_prog"] = switch_prog_s(a.sw_pin)
-    m["ps"] = proc_cpu(a.ps_pid) if a.ps_pid else 0.0
+    m["sw_prog"] = switch_prog_s(a.sw_progs)
+    m["ps"] = (exec_s(a.ps_pid) or 0.0) if a.ps_pid else 0.0
     m["sw_rx"] = m["sw_tx"] = 0
     if a.sw_pid:
         # /proc/PID/net/dev is the namespace of PID: the switch's ports
@@ -131,21 +122,24 @@ def machine(a, ours, start):
 
 
 def proc_stat():
-    """The machine's CPU time by kind (s), each tick counted in one kind.
-    Without CONFIG_IRQ_TIME_ACCOUNTING a tick in softirq is also in the
-    stime of the task it interrupted: ranks + softirq counts it twice."""
+    """The wall clock and the machine's idle time (s).  Idle is measured
+    (NO_HZ keeps it to the microsecond, /proc/stat rounds it to 10 ms);
+    busy is the rest.  Not /proc/stat's user, system and softirq: those
+    are tick samples, and without CONFIG_IRQ_TIME_ACCOUNTING a tick in
+    softirq is in the stime of the task it interrupted too."""
     with open("/proc/stat") as f:
         v = [int(x) for x in f.readline().split()[1:9]]
     hz = os.sysconf("SC_CLK_TCK")
-    return {"wall": time.perf_counter(), "user": (v[0] + v[1]) / hz,
-            "system": (v[2] + v[5]) / hz, "softirq": v[6] / hz,
-            "idle": (v[3] + v[4]) / hz, "steal": v[7] / hz}
+    return {"wall": time.perf_counter(), "idle": (v[3] + v[4]) / hz, "steal": v[7] / hz,
+            "softirq": v[6] / hz}
 
 
 def delta(m0, m1):
-    """m1 - m0; other processes: their time in the window (one that started
-    in it, all its time; one that ended in it is missed)."""
+    """m1 - m0, and busy: the CPUs' time but idle.  Other processes: their
+    time in the window (one that started in it, all its time; one that
+    ended in it is missed)."""
     d = {k: m1[k] - m0[k] for k in m0 if k != "others"}
+    d["busy"] = d["wall"] * (os.cpu_count() or 1) - d["idle"]
     d["others"] = sum(t - m0["others"].get(p, 0.0) for p, t in m1["others"].items())
     return d
 
@@ -360,8 +354,8 @@ def main():
     ap.add_argument("--ps-pid", type=int, default=0)
     ap.add_argument("--sw-pid", type=int, default=0,
                     help="a process in the switch's namespace (its ports' counters)")
-    ap.add_argument("--sw-pin", help="the switch's pin directory: its programs' run "
-                    "time (kernel.bpf_stats_enabled)")
+    ap.add_argument("--sw-progs", help="the switch's program ids, comma separated: "
+                    "their run time (kernel.bpf_stats_enabled)")
     a = ap.parse_args()
     sizes = [int(s) for s in a.sizes.split(",")]
     reps = [int(s) for s in a.reps.split(",")]

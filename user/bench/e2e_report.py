@@ -59,7 +59,7 @@ def derived(r):
     ncpu = os.cpu_count() or 1
     # ours: the machine's busy time but other processes' (the ranks, esa-ps,
     # the kernel's softirq and threads; steal is the hypervisor's)
-    ours = max(m["user"] + m["system"] + m["softirq"] - m["others"], 0.0)
+    ours = max(m["busy"] - m["others"], 0.0)
     kernel = ours - r["cpu_ranks"] - m["ps"]
     st = r.get("stats") or {}
     res = st.get("rx_results", 0)
@@ -233,11 +233,11 @@ def main():
         "CPU (user+sys,",
         "getrusage) per GB of tensor reduced (every rank's); PS s/GB: esa-ps's; kernel "
         "s/GB: the rest",
-        "of the machine's busy time (/proc/stat) but other processes': softirq (the "
-        "switch's XDP",
-        "program runs there) and the kernel's threads; CPU s/GB: the three; switch "
-        "s/GB (-T): the",
-        "switch's programs' run time (bpf_stats), part of the kernel's; in switch: "
+        "of the machine's busy time (its CPUs' time but idle) but other processes': the "
+        "kernel's threads",
+        "and softirq outside our processes; CPU s/GB: the three; switch s/GB (-T): the "
+        "switch's programs'",
+        "run time (bpf_stats), wherever they ran (mostly in the ranks' sends); in switch: "
         "chunks whose sum",
         "came from the switch (rank 0); other: other processes' share of the machine; "
         "idle: the",
