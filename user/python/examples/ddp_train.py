@@ -194,11 +194,11 @@ def param_spread(model):
 def timed(model, state, a):
     """--time-steps: a.warmup steps, then a.time_steps steps between two
     barriers, timed on rank 0 with the machine's /proc/stat around them
-    (e2e_rank.machine(), make bench-e2e's); then the parameters compared
+    (e2e_rank.proc_stat(), make bench-e2e's); then the parameters compared
     across the ranks.  Returns the exit status; rank 0 prints the JSON."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                     "..", "..", "bench"))
-    from e2e_rank import machine
+    from e2e_rank import proc_stat
 
     x, y = shapes(4096, a.seed)
     xtr, ytr = x[a.rank::a.world], y[a.rank::a.world]
@@ -217,10 +217,10 @@ def timed(model, state, a):
 
     steps(0, a.warmup)
     dist.barrier()
-    m0 = machine(0, 0)
+    m0 = proc_stat()
     steps(a.warmup, a.time_steps)
     dist.barrier()
-    m1 = machine(0, 0)
+    m1 = proc_stat()
     wall = m1["wall"] - m0["wall"]
     if a.skew_params and a.rank == a.world - 1:
         with torch.no_grad():
